@@ -1,0 +1,49 @@
+# The two commands a newcomer runs are `make demo` and `make test`; every other target is
+# something they pull in. Heavy artifacts live in $(KAFKASTACK_CACHE), outside the repo, and
+# each install script returns at once when its pinned artifact is already there.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
+export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
+
+.PHONY: demo test lint unit venv toolchain kafka-jars system-deps bench clean
+
+venv: $(VENV)/.installed
+
+# Reinstall only when the dependency list changes.
+$(VENV)/.installed: pyproject.toml
+	scripts/check-java.sh
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+system-deps:
+	scripts/install-system-deps.sh
+
+kafka-jars: system-deps
+	scripts/kafka/fetch.sh
+
+toolchain:
+	scripts/toolchain/build-all.sh
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy infra spark_sizing kafkastack
+
+unit: venv
+	$(VENV)/bin/pytest -m "not kafka and not cluster" $(PYTEST_ARGS)
+
+test: venv system-deps kafka-jars toolchain lint
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+demo: venv
+	$(VENV)/bin/kafkastack demo
+
+bench: venv
+	$(VENV)/bin/python bench/sizing.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache out demo-out

@@ -1,0 +1,1 @@
+"""Provision Kafka on Kubernetes/OpenShift from stack config and sizing (Pulumi)."""

@@ -1,0 +1,21 @@
+"""Entry point of the `kafkastack` command: composes the command groups each area owns.
+
+Each module below only parses arguments and delegates to importable, tested code in
+`spark_sizing/` or `infra/`.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from kafkastack import cluster_commands, provision_commands, sizing_commands, verify_commands
+
+app = typer.Typer(
+    name="kafkastack",
+    help="Size Apache Kafka from projected throughput and provision it on Kubernetes/OpenShift.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+for group in (sizing_commands, provision_commands, cluster_commands, verify_commands):
+    group.register(app)

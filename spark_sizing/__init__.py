@@ -1,0 +1,1 @@
+"""Size Apache Kafka clusters from projected topic throughput (PySpark)."""

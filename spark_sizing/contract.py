@@ -1,0 +1,121 @@
+"""The `sizing.json` contract between the sizing job and the Pulumi programs.
+
+Importable without pyspark: `infra/config.py` validates the sizing it finds in stack config with
+these models. Bump `SCHEMA_VERSION` (and list it in `SUPPORTED_SCHEMA_VERSIONS`) on any change a
+reader must know about; readers refuse versions they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0"})
+
+ConstraintName = Literal["ingress", "egress", "storage", "partitions", "minimum"]
+
+
+class _Frozen(BaseModel):
+    # Unknown keys are errors, so a typo in hand-edited sizing is caught, not ignored.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BrokerResources(_Frozen):
+    """Per-broker compute, from the hardware profile and the memory rule (heap + ~30 s page cache)."""
+
+    cpu: float = Field(gt=0, description="vCPUs per broker")
+    memory_gib: float = Field(gt=0, description="container memory per broker, GiB")
+    heap_gib: float = Field(gt=0, description="JVM heap per broker, GiB")
+    num_network_threads: int = Field(ge=1, description="num.network.threads")
+    num_io_threads: int = Field(ge=1, description="num.io.threads")
+
+
+class StorageClassSizing(_Frozen):
+    """Volume type and the provisioned performance that carries the per-broker disk throughput."""
+
+    type: str = Field(description="volume type, e.g. gp3, io2, pd-ssd, premium")
+    iops: int = Field(ge=0, description="provisioned IOPS per volume")
+    throughput_mb_s: float = Field(ge=0, description="provisioned throughput per volume, MB/s")
+
+
+class QuorumSizing(_Frozen):
+    """Metadata quorum: KRaft controllers or a ZooKeeper ensemble."""
+
+    kind: Literal["kraft", "zookeeper"]
+    nodes: int = Field(ge=1, description="controllers or ZooKeeper servers (odd)")
+    cpu: float = Field(gt=0)
+    memory_gib: float = Field(gt=0)
+    heap_gib: float = Field(gt=0)
+    storage_gib: float = Field(gt=0, description="metadata log / snapshot volume, GiB")
+
+
+class RouterSizing(_Frozen):
+    """External access: HAProxy or OpenShift router replicas that carry client traffic only."""
+
+    replicas: int = Field(ge=1)
+    client_mb_s: float = Field(ge=0, description="peak client produce + consume through routers")
+    capacity_mb_s_per_replica: float = Field(gt=0)
+
+
+class ClusterSizing(_Frozen):
+    brokers: int = Field(ge=1)
+    zones: int = Field(ge=1)
+    brokers_per_zone: list[int]
+    binding_constraint: ConstraintName
+    constraints: dict[str, int] = Field(description="broker count each constraint alone needs")
+    profile: str = Field(description="hardware profile the counts were computed for")
+    peak_ingress_mb_s: float = Field(ge=0)
+    peak_egress_mb_s: float = Field(ge=0, description="consumer egress at peak")
+    replication_mb_s: float = Field(ge=0, description="follower fetch traffic at peak")
+    storage_per_broker_gib: float = Field(ge=0)
+    data_volumes_per_broker: int = Field(default=1, ge=1, description="JBOD volumes per broker")
+    partitions_total: int = Field(ge=0, description="partition replicas included")
+    replication_factor: int = Field(ge=1, description="highest RF among topics")
+    min_insync_replicas: int = Field(ge=1)
+    broker: BrokerResources
+    storage_class: StorageClassSizing
+    quorum: QuorumSizing
+    router: RouterSizing
+
+
+class TopicSizing(_Frozen):
+    topic: str
+    partitions: int = Field(ge=1)
+    replication_factor: int = Field(ge=1)
+    peak_ingress_mb_s: float = Field(ge=0)
+    peak_egress_mb_s: float = Field(ge=0)
+    storage_gib: float = Field(ge=0)
+    partitions_pinned: bool = False
+
+
+class InputStats(_Frozen):
+    rows_read: int = Field(ge=0)
+    rows_accepted: int = Field(ge=0)
+    rows_rejected: int = Field(ge=0)
+    duplicates_dropped: int = Field(default=0, ge=0)
+
+
+class SizingReport(_Frozen):
+    """The whole `sizing.json`."""
+
+    schema_version: str = SCHEMA_VERSION
+    generated_at: str
+    parameters: dict[str, str | int | float | bool | None]
+    cluster: ClusterSizing
+    topics: list[TopicSizing]
+    inputs: InputStats
+    warnings: list[str] = Field(default_factory=list)
+
+
+class StackSizing(_Frozen):
+    """What `kafkastack apply-sizing` writes under `kafkastack:sizing` in a stack file.
+
+    Per-topic rows stay in sizing.json: a stack needs the cluster shape, and 10k topics in stack
+    config would drown every `pulumi preview` diff.
+    """
+
+    schema_version: str
+    source: str = Field(description="path or URL of the sizing.json it came from")
+    cluster: ClusterSizing
