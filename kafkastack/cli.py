@@ -6,6 +6,8 @@ Each module below only parses arguments and delegates to importable, tested code
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import typer
 
 from kafkastack import cluster_commands, provision_commands, sizing_commands, verify_commands
@@ -16,6 +18,18 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def main() -> None:
+    """Size Apache Kafka from projected throughput and provision it on Kubernetes/OpenShift."""
+
+
+@app.command()
+def version() -> None:
+    """Print the kafkastack version."""
+    typer.echo(metadata.version("kafkastack"))
+
 
 for group in (sizing_commands, provision_commands, cluster_commands, verify_commands):
     group.register(app)

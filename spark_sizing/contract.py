@@ -23,7 +23,7 @@ class _Frozen(BaseModel):
 
 
 class BrokerResources(_Frozen):
-    """Per-broker compute, from the hardware profile and the memory rule (heap + ~30 s page cache)."""
+    """Per-broker compute: hardware profile plus the memory rule (heap + ~30 s page cache)."""
 
     cpu: float = Field(gt=0, description="vCPUs per broker")
     memory_gib: float = Field(gt=0, description="container memory per broker, GiB")
