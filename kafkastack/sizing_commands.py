@@ -1,9 +1,105 @@
-"""Commands of this area (placeholder until the area lands)."""
+"""`kafkastack size` and `kafkastack sample-projections`: parse, delegate, report errors plainly."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from pydantic import ValidationError
+
+from spark_sizing.profiles import DEFAULT_PROFILE
+
+
+class Quorum(StrEnum):
+    kraft = "kraft"
+    zookeeper = "zookeeper"
+
+
+class Granularity(StrEnum):
+    hourly = "hourly"
+    daily = "daily"
+    monthly = "monthly"
+
+
+class FileFormat(StrEnum):
+    csv = "csv"
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
+def fail(message: str) -> typer.Exit:
+    """One clear line on stderr and a non-zero exit."""
+    typer.secho(f"kafkastack: {message}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code=2)
+
+
+def size(
+    input: Annotated[str, typer.Option(help="file, directory, glob or s3://bucket/prefix")],
+    out: Annotated[str, typer.Option(help="output directory or s3://bucket/prefix")],
+    profile: Annotated[
+        str, typer.Option(help="built-in profile name or YAML file")
+    ] = DEFAULT_PROFILE,
+    zones: Annotated[int, typer.Option(help="availability zones (racks)")] = 3,
+    horizon_months: Annotated[int, typer.Option(help="months of growth to extrapolate")] = 12,
+    quorum: Annotated[Quorum, typer.Option(help="metadata quorum")] = Quorum.kraft,
+    peak_factor: Annotated[
+        float, typer.Option(help="peak/avg when produce_mb_s_peak is absent")
+    ] = 2.0,
+    target_utilisation: Annotated[float, typer.Option(help="per-broker target utilisation")] = 0.5,
+) -> None:
+    """Size a Kafka cluster from projected throughput.
+
+    Writes sizing.json, report.md, report.html and rejected/ to --out.
+    """
+    from spark_sizing.formulas import SizingParameters
+    from spark_sizing.job import run_sizing
+    from spark_sizing.profiles import ProfileError, load_profile
+    from spark_sizing.s3 import S3Error
+    from spark_sizing.sources import InputError
+
+    try:
+        params = SizingParameters(
+            zones=zones,
+            horizon_months=horizon_months,
+            quorum_kind=quorum.value,
+            peak_factor=peak_factor,
+            target_utilisation=target_utilisation,
+        )
+        hardware = load_profile(profile)
+        run = run_sizing(input, out, hardware, params)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
+    except (InputError, ProfileError, S3Error) as err:
+        raise fail(str(err)) from None
+    c = run.report.cluster
+    inputs = run.report.inputs
+    typer.echo(
+        f"{c.brokers} brokers ({c.profile}, {c.zones} zones, binding: {c.binding_constraint}); "
+        f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
+        f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
+    )
+    typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected/")
+
+
+def sample_projections(
+    out: Annotated[Path, typer.Option(help="file to write")],
+    topics: Annotated[int, typer.Option(min=1)] = 24,
+    months: Annotated[int, typer.Option(min=1)] = 6,
+    granularity: Annotated[Granularity, typer.Option()] = Granularity.daily,
+    seed: Annotated[int, typer.Option()] = 7,
+    format: Annotated[FileFormat, typer.Option(help="csv, jsonl or parquet")] = FileFormat.csv,
+) -> None:
+    """Write seeded synthetic projections (growth plus weekly/daily seasonality)."""
+    from spark_sizing.samples import write
+
+    rows = write(out, topics, months, granularity.value, seed, format.value)
+    typer.echo(f"wrote {rows} rows to {out}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
+    app.command()(size)
+    app.command("sample-projections")(sample_projections)

@@ -1,2 +1,19 @@
 #!/usr/bin/env bash
-exit 0
+# Kafka runtime jars from Maven Central into $KAFKASTACK_CACHE/kafka/<version>/lib, once per version.
+# Usage: fetch.sh [VERSION ...]   (default: both pinned lines, 4.x KRaft and 3.9 ZooKeeper mode)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}/kafka"
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(4.3.1 3.9.1)
+for v in "${versions[@]}"; do
+  lib="$cache/$v/lib"
+  [ -f "$cache/$v/.complete" ] && continue
+  profile=""; [[ "$v" == 3.* ]] && profile="-Pkafka3"
+  echo "kafkastack: fetching Kafka $v jars from Maven Central" >&2
+  rm -rf "$lib"; mkdir -p "$lib"
+  mvn -B -q -f "$here/pom.xml" $profile -Dkafka.version="$v" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
+  ls "$lib"/kafka_2.13-"$v".jar >/dev/null
+  touch "$cache/$v/.complete"
+done

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from k8s.io/kubernetes.
+# Its go.mod replaces every k8s.io staging module with ./staging/...; a wrapper module replaces
+# them with the published staging modules of the matching v0.x version instead.
+source "$(dirname "$0")/lib.sh"
+bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+if is_built kube "$KUBERNETES_VERSION"; then
+  ok=1; for b in "${bins[@]}"; do [ -x "$BIN/$b" ] || ok=0; done
+  [ $ok -eq 1 ] && exit 0
+fi
+start=$(date +%s)
+dir="$WORK/kube-$KUBERNETES_VERSION"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+go mod init kafkastack.local/kube-wrapper >/dev/null 2>&1
+kdir=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])')
+for m in $(awk '/^\t?k8s.io\/[a-z0-9-]+ v0\.0\.0/ {print $1}' "$kdir/go.mod" | sed 's/^\t//' | sort -u); do
+  go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
+done
+go get "k8s.io/kubernetes@$KUBERNETES_VERSION"
+minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+ld=""
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ld="$ld -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+done
+for b in "${bins[@]}"; do
+  gobuild -pgo=off -ldflags "$ld" -o "$BIN/$b" "k8s.io/kubernetes/cmd/$b"
+done
+"$BIN/kubectl" version --client | grep -q "$KUBERNETES_VERSION"
+mark_built kube "$KUBERNETES_VERSION"
+log "kubernetes $KUBERNETES_VERSION built in $(( $(date +%s) - start ))s"
