@@ -1,0 +1,153 @@
+"""`kafkastack size` end to end: the sample data, every bad-input case, and S3 (moto server)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+from kafkastack.cli import app
+from spark_sizing.contract import SizingReport
+from spark_sizing.job import SAMPLE_INPUT
+
+runner = CliRunner()
+HEADER = "topic,period_start,produce_mb_s,consumer_groups,retention_hours\n"
+
+
+def size(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["size", *args])
+    return result.exit_code, result.output
+
+
+def rejected_rows(out: Path) -> list[dict[str, str]]:
+    files = list((out / "rejected").glob("part-*.csv"))
+    assert len(files) == 1
+    with files[0].open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.spark
+def test_sample_data_end_to_end(spark: SparkSession, tmp_path: Path) -> None:
+    code, output = size("--input", str(SAMPLE_INPUT), "--out", str(tmp_path))
+    assert code == 0, output
+    report = SizingReport.model_validate_json((tmp_path / "sizing.json").read_text())
+    c = report.cluster
+    assert c.brokers >= 3 and c.brokers % 3 == 0
+    assert c.constraints[c.binding_constraint] == max(c.constraints.values())
+    assert report.inputs.rows_read == 4320 == report.inputs.rows_accepted
+    assert len(report.topics) == 24
+    md = (tmp_path / "report.md").read_text()
+    assert f"{c.brokers} brokers" in md and "Binding constraint" in md
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 4 and "<script" not in html
+    assert rejected_rows(tmp_path) == []
+
+
+@pytest.mark.spark
+def test_bad_rows_are_quarantined_and_counted(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(
+        HEADER
+        + "a,2026-01-01,1.0,1,24\n"
+        + ",2026-01-01,1.0,1,24\n"  # empty topic
+        + "b,yesterday,1.0,1,24\n"  # bad date
+        + "c,2026-01-01,-2,1,24\n"  # negative
+        + "d,2026-01-01,NaN,1,24\n"
+        + "e,2026-01-01,1.0,1,0\n"  # retention 0
+        + "a,2026-01-01,0.5,1,24\n"  # duplicate of the first row, lower throughput
+        + "f,2026-01-01,1.0,1,24,extra,columns\n"  # malformed line
+    )
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 0, output
+    report = SizingReport.model_validate_json((out / "sizing.json").read_text())
+    i = report.inputs
+    assert (i.rows_read, i.rows_accepted, i.rows_rejected, i.duplicates_dropped) == (8, 1, 7, 1)
+    assert i.rows_read == i.rows_accepted + i.rows_rejected
+    reasons = sorted(r["reason"] for r in rejected_rows(out))
+    assert reasons == sorted(
+        [
+            "topic: missing or empty",
+            "period_start: not a date or timestamp: 'yesterday'",
+            "produce_mb_s: must be ≥ 0, got -2",
+            "produce_mb_s: not a number: 'NaN'",
+            "retention_hours: must be > 0, got 0",
+            "duplicate (topic, period_start): kept the row with the highest produce_mb_s",
+            "malformed line",
+        ]
+    )
+
+
+@pytest.mark.spark
+def test_missing_required_column_names_it(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text("topic,period_start,produce_mb_s,consumer_groups\na,2026-01-01,1,1\n")
+    code, output = size("--input", str(data), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert "missing required column(s) retention_hours" in output
+
+
+def test_missing_path_names_it(tmp_path: Path) -> None:
+    code, output = size("--input", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert "nope.csv: no such file" in output
+
+
+def test_unknown_profile_is_refused(tmp_path: Path) -> None:
+    code, output = size("--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--profile", "x9")
+    assert code == 2 and "--profile 'x9'" in output
+
+
+def test_bad_parameter_names_the_option(tmp_path: Path) -> None:
+    code, output = size("--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--zones", "0")
+    assert code == 2 and "--zones" in output
+
+
+@pytest.mark.spark
+def test_zero_accepted_rows_fails_but_keeps_the_rejects(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(HEADER + "a,2026-01-01,bad,1,24\n")
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 2 and "none of 1 rows is valid" in output
+    assert [r["reason"] for r in rejected_rows(out)] == ["produce_mb_s: not a number: 'bad'"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_other_formats_and_directories(spark: SparkSession, tmp_path: Path, fmt: str) -> None:
+    data = tmp_path / "in" / f"part.{fmt}"
+    code, output = (
+        runner.invoke(
+            app,
+            [
+                "sample-projections",
+                "--out",
+                str(data),
+                "--topics",
+                "4",
+                "--months",
+                "2",
+                "--format",
+                fmt,
+            ],
+        ).exit_code,
+        "",
+    )
+    assert code == 0
+    code, output = size("--input", str(data.parent), "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    report = SizingReport.model_validate_json((tmp_path / "out" / "sizing.json").read_text())
+    assert len(report.topics) == 4 and report.inputs.rows_rejected == 0
+
+
+def test_input_schema_document_matches_the_code(repo_root: Path) -> None:
+    from spark_sizing.schema import json_schema
+
+    assert json.loads((repo_root / "docs" / "input-schema.json").read_text()) == json_schema()

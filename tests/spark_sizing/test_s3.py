@@ -1,0 +1,98 @@
+"""S3 input and output through boto3 against moto's server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+from kafkastack.cli import app
+from spark_sizing.job import SAMPLE_INPUT
+
+pytestmark = [pytest.mark.s3, pytest.mark.spark]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint() -> Iterator[str]:
+    port = free_port()
+    server = Path(sys.executable).parent / "moto_server"
+    proc = subprocess.Popen(
+        [str(server), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError("moto_server did not start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def s3_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "KAFKASTACK_S3_ENDPOINT": moto_endpoint,
+    }.items():
+        monkeypatch.setenv(key, value)
+    client = boto3.client("s3", endpoint_url=moto_endpoint)
+    return client
+
+
+def test_sizes_from_s3_and_writes_back_to_s3(spark: SparkSession, s3_env: object) -> None:
+    s3 = s3_env
+    s3.create_bucket(Bucket="projections")  # type: ignore[attr-defined]
+    s3.upload_file(str(SAMPLE_INPUT), "projections", "2026/q1/projections.csv")  # type: ignore[attr-defined]
+    result = CliRunner().invoke(
+        app, ["size", "--input", "s3://projections/2026/", "--out", "s3://projections/sizing/run1"]
+    )
+    assert result.exit_code == 0, result.output
+    keys = {
+        o["Key"]
+        for o in s3.list_objects_v2(Bucket="projections", Prefix="sizing/run1/")["Contents"]  # type: ignore[attr-defined]
+    }
+    assert {"sizing/run1/sizing.json", "sizing/run1/report.md", "sizing/run1/report.html"} <= keys
+    assert any(k.startswith("sizing/run1/rejected/part-") for k in keys)
+    body = s3.get_object(Bucket="projections", Key="sizing/run1/sizing.json")["Body"].read()  # type: ignore[attr-defined]
+    assert json.loads(body)["inputs"]["rows_read"] == 4320
+
+
+def test_missing_bucket_is_a_clear_error(spark: SparkSession, s3_env: object) -> None:
+    result = CliRunner().invoke(
+        app, ["size", "--input", "s3://no-such-bucket/x/", "--out", "/tmp/x"]
+    )
+    assert result.exit_code == 2
+    assert "no-such-bucket" in result.output and "does not exist" in result.output
+
+
+def test_empty_prefix_is_a_clear_error(spark: SparkSession, s3_env: object) -> None:
+    s3_env.create_bucket(Bucket="empty")  # type: ignore[attr-defined]
+    result = CliRunner().invoke(app, ["size", "--input", "s3://empty/none/", "--out", "/tmp/x"])
+    assert result.exit_code == 2 and "no objects under this prefix" in result.output
+    assert os.environ["KAFKASTACK_S3_ENDPOINT"].startswith("http://127.0.0.1:")

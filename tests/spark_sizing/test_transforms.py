@@ -1,0 +1,215 @@
+"""Transforms on small hand-made frames; expected rows are written by hand, not computed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from spark_sizing import transforms
+from spark_sizing.schema import ALL_COLUMNS
+
+HEADER = ["topic", "period_start", "produce_mb_s", "consumer_groups", "retention_hours"]
+
+
+def raw(
+    spark: SparkSession, rows: list[tuple[str | None, ...]], header: list[str] = HEADER
+) -> DataFrame:
+    return spark.createDataFrame(rows, schema=", ".join(f"{h} string" for h in header))
+
+
+def reasons(
+    spark: SparkSession, rows: list[tuple[str | None, ...]], header: list[str] = HEADER
+) -> list[str | None]:
+    validated = transforms.validate(raw(spark, rows, header))
+    return [r[transforms.REASON] for r in validated.select(transforms.REASON).collect()]
+
+
+def test_good_row_has_no_reason_and_typed_values(spark: SparkSession) -> None:
+    validated = transforms.validate(raw(spark, [("orders", "2026-01-01", "1.5", "2", "24")]))
+    accepted = transforms.accepted_rows(validated).select(
+        "topic",
+        "period_start",
+        "produce_mb_s",
+        "consumer_groups",
+        "retention_hours",
+        "replication_factor",
+    )
+    expected = spark.createDataFrame(
+        [("orders", datetime(2026, 1, 1), 1.5, 2, 24.0, None)],
+        "topic string, period_start timestamp, produce_mb_s double, consumer_groups int, "
+        "retention_hours double, replication_factor int",
+    )
+    assertDataFrameEqual(accepted, expected)
+
+
+def test_every_bad_value_gets_a_reason_naming_its_column(spark: SparkSession) -> None:
+    got = reasons(
+        spark,
+        [
+            ("", "2026-01-01", "1", "1", "24"),
+            ("a", "not-a-date", "1", "1", "24"),
+            ("a", "2026-01-01", "-3", "1", "24"),
+            ("a", "2026-01-01", "NaN", "1", "24"),
+            ("a", "2026-01-01", "fast", "1", "24"),
+            ("a", "2026-01-01", "1", "-1", "24"),
+            ("a", "2026-01-01", "1", "1", "0"),
+            ("a", "2026-01-01", None, "1", "24"),
+        ],
+    )
+    assert got == [
+        "topic: missing or empty",
+        "period_start: not a date or timestamp: 'not-a-date'",
+        "produce_mb_s: must be ≥ 0, got -3",
+        "produce_mb_s: not a number: 'NaN'",
+        "produce_mb_s: not a number: 'fast'",
+        "consumer_groups: must be ≥ 0, got -1",
+        "retention_hours: must be > 0, got 0",
+        "produce_mb_s: missing",
+    ]
+
+
+def test_optional_columns_are_checked_when_present(spark: SparkSession) -> None:
+    header = [
+        *HEADER,
+        "replication_factor",
+        "min_insync_replicas",
+        "partitions",
+        "compression_ratio",
+    ]
+    got = reasons(
+        spark,
+        [
+            ("a", "2026-01-01", "1", "1", "24", "0", None, None, None),
+            ("a", "2026-01-01", "1", "1", "24", "3", "3", None, None),
+            ("a", "2026-01-01", "1", "1", "24", "3", "4", None, None),
+            ("a", "2026-01-01", "1", "1", "24", None, None, "2.5", "1.5"),
+        ],
+        header,
+    )
+    assert got == [
+        "replication_factor: must be ≥ 1, got 0",
+        None,
+        "min_insync_replicas: must be between 1 and replication_factor, got 4",
+        "partitions: not an integer: '2.5'; compression_ratio: must be in (0, 1], got 1.5",
+    ]
+
+
+def test_rejected_rows_keep_their_original_text(spark: SparkSession) -> None:
+    validated = transforms.validate(raw(spark, [("a", "2026-01-01", "oops", "1", "24")]))
+    rejected = transforms.rejected_rows(validated).select(*HEADER, transforms.REASON)
+    expected = spark.createDataFrame(
+        [("a", "2026-01-01", "oops", "1", "24", "produce_mb_s: not a number: 'oops'")],
+        ", ".join(f"{c} string" for c in [*HEADER, transforms.REASON]),
+    )
+    assertDataFrameEqual(rejected, expected)
+
+
+def test_duplicates_keep_the_highest_throughput_and_are_quarantined(spark: SparkSession) -> None:
+    validated = transforms.validate(
+        raw(
+            spark,
+            [
+                ("a", "2026-01-01", "1.0", "1", "24"),
+                ("a", "2026-01-01", "3.0", "1", "24"),
+                ("a", "2026-01-02", "2.0", "1", "24"),
+            ],
+        )
+    )
+    kept, dups = transforms.deduplicate(transforms.accepted_rows(validated))
+    assertDataFrameEqual(
+        kept.select("period_start", "produce_mb_s"),
+        spark.createDataFrame(
+            [(datetime(2026, 1, 1), 3.0), (datetime(2026, 1, 2), 2.0)],
+            "period_start timestamp, produce_mb_s double",
+        ),
+    )
+    assertDataFrameEqual(
+        dups.select("produce_mb_s", transforms.REASON),
+        spark.createDataFrame(
+            [(1.0, transforms.DUPLICATE_REASON)], "produce_mb_s double, reason string"
+        ),
+    )
+
+
+def test_defaults_fill_rf_min_isr_peak_and_compression(spark: SparkSession) -> None:
+    df = transforms.accepted_rows(
+        transforms.validate(raw(spark, [("a", "2026-01-01", "2", "1", "24")]))
+    )
+    filled = transforms.with_defaults(df, peak_factor=2.5).select(
+        "replication_factor", "min_insync_replicas", "produce_mb_s_peak", "compression_ratio"
+    )
+    assertDataFrameEqual(
+        filled,
+        spark.createDataFrame(
+            [(3, 2, 5.0, 1.0)],
+            "replication_factor int, min_insync_replicas int, produce_mb_s_peak double, "
+            "compression_ratio double",
+        ),
+    )
+
+
+def test_topic_demand_extrapolates_linear_growth(spark: SparkSession) -> None:
+    # 10, 12, 14 MB/s on Jan, Feb, Mar 1st: slope is 2 MB/s per month (months_between is exact on
+    # the 1st). Recent window (last month) holds Feb and Mar: average 13. Horizon 6 months:
+    # (13 + 2·6) / 13 = 25/13. Peaks 2× average: recent peak 28 → 28·25/13.
+    rows = [
+        ("a", "2026-01-01", "10", "3", "24"),
+        ("a", "2026-02-01", "12", "3", "24"),
+        ("a", "2026-03-01", "14", "3", "24"),
+    ]
+    df = transforms.with_defaults(
+        transforms.accepted_rows(transforms.validate(raw(spark, rows))), 2.0
+    )
+    demand = transforms.topic_demand(df, horizon_months=6).select(
+        "topic",
+        F.round("growth_factor", 6).alias("growth"),
+        F.round("avg_ingress_mb_s", 6).alias("avg"),
+        F.round("peak_ingress_mb_s", 6).alias("peak"),
+        "consumer_groups",
+    )
+    assertDataFrameEqual(
+        demand,
+        spark.createDataFrame(
+            [("a", round(25 / 13, 6), 25.0, round(28 * 25 / 13, 6), 3)],
+            "topic string, growth double, avg double, peak double, consumer_groups int",
+        ),
+    )
+
+
+def test_a_single_period_topic_does_not_grow(spark: SparkSession) -> None:
+    df = transforms.with_defaults(
+        transforms.accepted_rows(
+            transforms.validate(raw(spark, [("b", "2026-01-01", "4", "0", "1")]))
+        ),
+        2.0,
+    )
+    row = transforms.topic_demand(df, horizon_months=12).first()
+    assert row is not None
+    assert (row["growth_factor"], row["peak_ingress_mb_s"]) == (1.0, 8.0)
+
+
+def test_monthly_totals_sum_topics_per_month(spark: SparkSession) -> None:
+    rows = [
+        ("a", "2026-01-01", "1", "2", "24"),
+        ("a", "2026-01-15", "3", "2", "24"),
+        ("b", "2026-01-10", "5", "1", "24"),
+    ]
+    df = transforms.with_defaults(
+        transforms.accepted_rows(transforms.validate(raw(spark, rows))), 2.0
+    )
+    assertDataFrameEqual(
+        transforms.monthly_totals(df),
+        spark.createDataFrame(
+            # avg: a 2 + b 5; peak: a 6 + b 10; egress: a 6·2 + b 10·1.
+            [(datetime(2026, 1, 1), 7.0, 16.0, 22.0)],
+            "month timestamp, avg_ingress_mb_s double, peak_ingress_mb_s double, "
+            "peak_egress_mb_s double",
+        ),
+    )
+
+
+def test_schema_columns_cover_the_contract() -> None:
+    assert ALL_COLUMNS[:5] == tuple(HEADER)
