@@ -4,12 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import boto3
 import pytest
@@ -20,36 +14,6 @@ from kafkastack.cli import app
 from spark_sizing.job import SAMPLE_INPUT
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    port = free_port()
-    server = Path(sys.executable).parent / "moto_server"
-    proc = subprocess.Popen(
-        [str(server), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-        else:
-            raise RuntimeError("moto_server did not start")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture

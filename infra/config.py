@@ -1,0 +1,284 @@
+"""The only reader of stack config: `kafkastack:*` keys → one frozen, validated `StackConfig`.
+
+Every refusal is a `ConfigError` whose message names the key and the fix, raised before any
+resource is declared. `parse_stack_config` is pure (a dict in, a model out) so tests, `render`
+and the Pulumi program share one path.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing
+
+NAMESPACE = "kafkastack"
+SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
+Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
+
+
+class ConfigError(ValueError):
+    """A stack config that must not be deployed; the message names the key and the fix."""
+
+
+class _Model(BaseModel):
+    # extra="forbid": a typo in a key is refused rather than silently ignored.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class QuorumConfig(_Model):
+    kind: Literal["kraft", "zookeeper"] = "kraft"
+    nodes: int | None = Field(default=None, description="controllers or ZooKeeper servers; sizing")
+    combined: bool = Field(default=False, description="brokers are also controllers (local/dev)")
+
+
+class ReplicationNetworkConfig(_Model):
+    cidr: str = Field(default="10.20.0.0/24", description="replication network; static per pod")
+    master_interface: str = Field(default="eth1", description="host NIC for macvlan")
+
+    @field_validator("cidr")
+    @classmethod
+    def _valid_cidr(cls, value: str) -> str:
+        ipaddress.ip_network(value, strict=True)
+        return value
+
+
+class NetworkConfig(_Model):
+    mode: Literal["dual", "single"] = "dual"
+    replication: ReplicationNetworkConfig = ReplicationNetworkConfig()
+    cluster_domain: str = "cluster.local"
+
+
+class StorageConfig(_Model):
+    provisioner: str | None = Field(default=None, description="overrides the platform default")
+    size_gib: float | None = Field(default=None, description="per data volume; default: sizing")
+    volumes_per_broker: int | None = Field(default=None, ge=1, le=16)
+    type: str | None = Field(default=None, description="volume type; default: sizing")
+
+
+class ExternalConfig(_Model):
+    mode: Literal["route", "haproxy", "none"] = "haproxy"
+    domain: str = "kafka.example.com"
+    tls: bool = True
+    router_shard: str | None = Field(default=None, description="OpenShift router shard label")
+    replicas: int | None = Field(default=None, ge=1, description="HAProxy replicas; default sizing")
+
+
+class SecurityConfig(_Model):
+    client_auth: Literal["scram-sha-512", "mtls"] = "scram-sha-512"
+    replication_tls: bool = True
+    users: list[str] = Field(default_factory=lambda: ["admin"])
+    certificate_issuer: str = Field(default="kafkastack-ca", description="cert-manager Issuer")
+
+
+class ResourcesConfig(_Model):
+    """Overrides of sizing for small environments (a kwok cluster has no real capacity)."""
+
+    broker_cpu: float | None = None
+    broker_memory_gib: float | None = None
+    broker_heap_gib: float | None = None
+
+
+class StackConfig(_Model):
+    environment: str
+    kafka_version: str = "4.3.1"
+    namespace: str = "kafka"
+    cluster_name: str = "kafka"
+    cluster_id: str = Field(default="", description="KRaft cluster id; default derived from name")
+    platform: Platform = "aws"
+    region: str | None = None
+    zones: list[str] | Literal["auto"]
+    brokers: int | None = Field(default=None, description="minimum brokers; sizing may add more")
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    quorum: QuorumConfig = QuorumConfig()
+    network: NetworkConfig = NetworkConfig()
+    storage: StorageConfig = StorageConfig()
+    external: ExternalConfig = ExternalConfig()
+    security: SecurityConfig = SecurityConfig()
+    resources: ResourcesConfig = ResourcesConfig()
+    skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
+    sizing: StackSizing
+
+    @property
+    def kafka_major(self) -> int:
+        return int(self.kafka_version.split(".")[0])
+
+    @property
+    def small(self) -> bool:
+        return self.environment in SMALL_ENVIRONMENTS
+
+
+def _first_error(err: ValidationError, prefix: str = NAMESPACE) -> ConfigError:
+    first = err.errors()[0]
+    key = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return ConfigError(
+            f"{prefix}:{key}: unknown key; check its spelling (docs/configuration.md)"
+        )
+    if first["type"] == "missing":
+        return ConfigError(f"{prefix}:{key}: required; set it in the stack file")
+    return ConfigError(f"{prefix}:{key}: {first['msg']}")
+
+
+def parse_stack_config(
+    values: dict[str, Any], environment: str, discovered_zones: list[str] | None = None
+) -> StackConfig:
+    """Validate raw `kafkastack:` values (without the prefix) into a safe `StackConfig`."""
+    sizing = values.get("sizing")
+    if isinstance(sizing, dict):
+        version = sizing.get("schema_version")
+        if version not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ConfigError(
+                f"{NAMESPACE}:sizing.schema_version: {version!r} is not supported "
+                f"(supported: {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}); "
+                "re-run `kafkastack size` and `kafkastack apply-sizing` with this version"
+            )
+    try:
+        config = StackConfig.model_validate({**values, "environment": environment})
+    except ValidationError as err:
+        raise _first_error(err) from None
+    if config.zones == "auto":
+        if not discovered_zones:
+            raise ConfigError(
+                f"{NAMESPACE}:zones: 'auto' needs AWS zone discovery; set {NAMESPACE}:region "
+                "and AWS credentials, or list the zones"
+            )
+        config = config.model_copy(update={"zones": discovered_zones[:3]})
+    check_safety(config)
+    return config
+
+
+def _refuse(key: str, message: str) -> ConfigError:
+    return ConfigError(f"{NAMESPACE}:{key}: {message}")
+
+
+def check_safety(c: StackConfig) -> None:
+    """The rules that keep a cluster safe; each names the key and the fix."""
+    from infra.model.cluster import broker_count, data_volume_gib, quorum_nodes
+
+    zones = list(c.zones)
+    brokers = broker_count(c)
+    if c.kafka_major >= 4 and c.quorum.kind == "zookeeper":
+        raise _refuse(
+            "quorum.kind",
+            f"Kafka {c.kafka_version} has no ZooKeeper mode; use kraft, "
+            "or set kafka_version to 3.9.x",
+        )
+    if c.kafka_major < 3 or (c.kafka_major == 3 and c.kafka_version < "3.9"):
+        raise _refuse("kafka_version", f"{c.kafka_version} is not supported; use 3.9.x or 4.x")
+    if c.quorum.combined and not c.small:
+        raise _refuse(
+            "quorum.combined",
+            "combined broker+controller mode is for local/dev only; set it to false",
+        )
+    if c.quorum.combined and c.quorum.kind != "kraft":
+        raise _refuse("quorum.combined", "only KRaft brokers can be controllers; set it to false")
+    if brokers < 3 and not c.small:
+        raise _refuse("brokers", f"{brokers} brokers cannot survive a failure; use at least 3")
+    if c.replication_factor > brokers:
+        raise _refuse(
+            "replication_factor",
+            f"{c.replication_factor} > {brokers} brokers; lower it or add brokers",
+        )
+    if c.min_insync_replicas >= c.replication_factor and c.replication_factor > 1:
+        raise _refuse(
+            "min_insync_replicas",
+            f"{c.min_insync_replicas} ≥ replication_factor "
+            f"{c.replication_factor}: one broker down would stop acks=all writes; "
+            f"use {c.replication_factor - 1}",
+        )
+    if c.min_insync_replicas < 1:
+        raise _refuse("min_insync_replicas", "must be at least 1")
+    nodes = quorum_nodes(c)
+    allowed = {"kraft": (3, 5), "zookeeper": (3, 5, 7)}[c.quorum.kind]
+    if not c.quorum.combined and nodes not in allowed and not (c.small and nodes == 1):
+        raise _refuse(
+            "quorum.nodes",
+            f"{nodes} {c.quorum.kind} nodes; use one of "
+            f"{', '.join(map(str, allowed))} (odd: 2F+1 survives F failures)",
+        )
+    min_zones = 3 if c.environment == "prod" else 2
+    if len(zones) < min_zones and not c.small:
+        raise _refuse(
+            "zones",
+            f"{len(zones)} zone(s); {c.environment} needs at least {min_zones} "
+            "so a zone outage keeps a majority",
+        )
+    if len(set(zones)) != len(zones):
+        raise _refuse("zones", "zones are listed twice; list each once")
+    if len(zones) > brokers:
+        raise _refuse(
+            "zones",
+            f"{len(zones)} zones but {brokers} brokers leave a zone empty; "
+            "add brokers or list fewer zones",
+        )
+    if c.external.mode != "none" and not c.external.tls:
+        raise _refuse(
+            "external.tls", "plaintext external access exposes data and credentials; set it to true"
+        )
+    sized = c.sizing.cluster.storage_per_broker_gib
+    volumes = c.storage.volumes_per_broker or c.sizing.cluster.data_volumes_per_broker
+    if c.storage.size_gib is not None and c.storage.size_gib * volumes < sized and not c.small:
+        raise _refuse(
+            "storage.size_gib",
+            f"{c.storage.size_gib:g} GiB × {volumes} volume(s) is "
+            f"below the {sized:g} GiB per broker sizing requires; raise it or remove it",
+        )
+    if data_volume_gib(c) <= 0:
+        raise _refuse("storage.size_gib", "must be positive")
+    network = ipaddress.ip_network(c.network.replication.cidr)
+    needed = brokers + (0 if c.quorum.combined else nodes) + 2
+    if c.network.mode == "dual" and network.num_addresses < needed:
+        raise _refuse(
+            "network.replication.cidr",
+            f"{network} has {network.num_addresses} "
+            f"addresses; {needed} are needed: use a larger prefix",
+        )
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """`kafkastack:` values of a stack file, without the prefix."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such stack file; create it or check --stack")
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    values = document.get("config", {}) or {}
+    foreign = [
+        k
+        for k in values
+        if not str(k).startswith(f"{NAMESPACE}:") and not str(k).startswith("kubernetes:")
+    ]
+    if foreign:
+        raise ConfigError(
+            f"{path}: key {foreign[0]!r} is outside the {NAMESPACE}: namespace; "
+            f"prefix it with {NAMESPACE}:"
+        )
+    return {
+        str(k).split(":", 1)[1]: v for k, v in values.items() if str(k).startswith(f"{NAMESPACE}:")
+    }
+
+
+def load_stack(stacks_dir: Path, environment: str) -> StackConfig:
+    """Read and validate `stacks/Pulumi.<environment>.yaml` without a Pulumi engine."""
+    values = read_stack_file(stacks_dir / f"Pulumi.{environment}.yaml")
+    discovered = None
+    if values.get("zones") == "auto":
+        from infra.zones import discover_zones
+
+        discovered = discover_zones(values.get("region"))
+    return parse_stack_config(values, environment, discovered)
+
+
+def from_pulumi() -> StackConfig:
+    """Inside `pulumi up/preview`: the running stack's file, validated like everywhere else.
+
+    Reading the file (not `pulumi.Config` key by key) is what lets unknown keys be refused.
+    Secrets stay encrypted there; the program asks Pulumi for them by name.
+    """
+    import pulumi
+
+    return load_stack(Path(__file__).resolve().parent.parent / "stacks", pulumi.get_stack())

@@ -1,0 +1,211 @@
+"""Services, external access (HAProxy or OpenShift Routes), disruption budgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model import labels
+from infra.model.cluster import ClusterModel
+
+HAPROXY_IMAGE = "haproxy:2.6"
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+
+
+def _meta(
+    model: ClusterModel, name: str, component: str, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": model.config.namespace,
+        "labels": labels.component_labels(model.config.cluster_name, component),
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
+
+
+def headless_service(
+    model: ClusterModel, name: str, component: str, ports: dict[str, int]
+) -> dict[str, Any]:
+    """Stable per-pod DNS names (the CLIENT advertised host) without a load balancer."""
+    return {
+        "metadata": _meta(model, name, component),
+        "spec": {
+            "clusterIP": "None",
+            # Brokers must resolve each other while still starting (before readiness).
+            "publishNotReadyAddresses": True,
+            "selector": labels.selector(model.config.cluster_name, component),
+            "ports": [{"name": n, "port": p, "targetPort": p} for n, p in ports.items()],
+        },
+    }
+
+
+def services(model: ClusterModel) -> list[dict[str, Any]]:
+    p = model.ports
+    quorum_component = labels.CONTROLLER if model.kraft else labels.ZOOKEEPER
+    quorum_ports = (
+        {"controller": p.controller}
+        if model.kraft
+        else {
+            "client": p.zookeeper_client,
+            "peer": p.zookeeper_peer,
+            "election": p.zookeeper_election,
+        }
+    )
+    result = [
+        headless_service(
+            model,
+            model.names.brokers_service,
+            labels.BROKER,
+            {"client": p.client, "replication": p.replication, "external": p.external},
+        ),
+        {
+            "metadata": _meta(model, model.names.bootstrap_service, labels.BROKER),
+            "spec": {
+                "selector": labels.selector(model.config.cluster_name, labels.BROKER),
+                "ports": [{"name": "client", "port": p.client, "targetPort": p.client}],
+            },
+        },
+    ]
+    if model.quorum:
+        result.append(
+            headless_service(model, model.names.quorum_service, quorum_component, quorum_ports)
+        )
+    return result
+
+
+def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
+    name = model.names.haproxy
+    pod_labels = labels.component_labels(model.config.cluster_name, labels.HAPROXY, name)
+    return {
+        "metadata": _meta(model, name, labels.HAPROXY),
+        "spec": {
+            "replicas": model.haproxy_replicas,
+            "selector": {"matchLabels": labels.selector(model.config.cluster_name, labels.HAPROXY)},
+            "template": {
+                # The hash rolls the pods when the rendered config changes.
+                "metadata": {
+                    "labels": pod_labels,
+                    "annotations": {"kafkastack.dev/config-hash": config_hash},
+                },
+                "spec": {
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "weight": 100,
+                                    "podAffinityTerm": {
+                                        "labelSelector": {
+                                            "matchLabels": labels.selector(
+                                                model.config.cluster_name, labels.HAPROXY
+                                            )
+                                        },
+                                        "topologyKey": labels.ZONE,
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                    "containers": [
+                        {
+                            "name": "haproxy",
+                            "image": HAPROXY_IMAGE,
+                            "args": ["-f", "/usr/local/etc/haproxy/haproxy.cfg"],
+                            "ports": [{"name": "tls", "containerPort": model.ports.haproxy}],
+                            "resources": {
+                                "requests": {"cpu": "1", "memory": "1Gi"},
+                                "limits": {"cpu": "2", "memory": "1Gi"},
+                            },
+                            "volumeMounts": [
+                                {"name": "config", "mountPath": "/usr/local/etc/haproxy"}
+                            ],
+                            "readinessProbe": {"tcpSocket": {"port": model.ports.haproxy}},
+                        }
+                    ],
+                    "volumes": [{"name": "config", "configMap": {"name": f"{name}-config"}}],
+                },
+            },
+        },
+    }
+
+
+def haproxy_service(model: ClusterModel) -> dict[str, Any]:
+    """A LoadBalancer on 443; it never becomes ready on a local cluster, hence skipAwait there."""
+    annotations = SKIP_AWAIT if model.config.skip_await else None
+    return {
+        "metadata": _meta(model, model.names.haproxy, labels.HAPROXY, annotations),
+        "spec": {
+            "type": "LoadBalancer",
+            "selector": labels.selector(model.config.cluster_name, labels.HAPROXY),
+            "ports": [
+                {"name": "tls", "port": model.ports.route, "targetPort": model.ports.haproxy}
+            ],
+        },
+    }
+
+
+def routes(model: ClusterModel) -> list[dict[str, Any]]:
+    """OpenShift Routes: TLS passthrough, one per broker plus a bootstrap route."""
+    ext = model.config.external
+    route_labels = {"router-shard": ext.router_shard} if ext.router_shard else {}
+    annotations = {
+        "haproxy.router.openshift.io/timeout": "1h",
+        "haproxy.router.openshift.io/timeout-tunnel": "1h",
+    }
+    if model.config.skip_await:
+        annotations.update(SKIP_AWAIT)
+    targets = [
+        (
+            f"{model.config.cluster_name}-bootstrap",
+            f"bootstrap.{ext.domain}",
+            model.names.bootstrap_service,
+        )
+    ]
+    for broker in model.brokers:
+        targets.append(
+            (f"{broker.workload}-external", broker.external_host or "", model.names.brokers_service)
+        )
+    result = []
+    for name, host, service in targets:
+        meta = _meta(model, name, labels.BROKER, annotations)
+        meta["labels"].update(route_labels)
+        result.append(
+            {
+                "apiVersion": "route.openshift.io/v1",
+                "kind": "Route",
+                "metadata": meta,
+                "spec": {
+                    "host": host,
+                    "to": {"kind": "Service", "name": service, "weight": 100},
+                    "port": {"targetPort": "external"},
+                    "tls": {"termination": "passthrough", "insecureEdgeTerminationPolicy": "None"},
+                },
+            }
+        )
+    return result
+
+
+def disruption_budgets(model: ClusterModel) -> list[dict[str, Any]]:
+    """Brokers: one at a time. Quorum: (N−1)/2, so a majority always stays up."""
+    c = model.config
+    budgets = [
+        {
+            "metadata": _meta(model, f"{c.cluster_name}-brokers", labels.BROKER),
+            "spec": {
+                "maxUnavailable": 1,
+                "selector": {"matchLabels": labels.selector(c.cluster_name, labels.BROKER)},
+            },
+        }
+    ]
+    if model.quorum:
+        component = model.quorum[0].role
+        budgets.append(
+            {
+                "metadata": _meta(model, f"{c.cluster_name}-quorum", component),
+                "spec": {
+                    "maxUnavailable": max(1, (len(model.quorum) - 1) // 2),
+                    "selector": {"matchLabels": labels.selector(c.cluster_name, component)},
+                },
+            }
+        )
+    return budgets

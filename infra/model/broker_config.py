@@ -1,0 +1,252 @@
+"""Kafka server.properties as a builder with one method per concern (Strimzi's style).
+
+The builder produces ordered sections of key → value; templates/kafka/*.properties.j2 only
+prints them. Every safety default is here, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from infra.model.cluster import ClusterModel, Node
+
+TLS_DIR = "/etc/kafka/tls"
+CONFIG_DIR = "/etc/kafka/config"
+METADATA_DIR = "/var/lib/kafka/metadata"
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
+@dataclass
+class PropertiesBuilder:
+    sections: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+
+    def section(self, title: str, values: dict[str, object]) -> PropertiesBuilder:
+        rendered = {k: _text(v) for k, v in values.items()}
+        self.sections.append((title, rendered))
+        return self
+
+    def flat(self) -> dict[str, str]:
+        return {k: v for _, values in self.sections for k, v in values.items()}
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _security_protocols(model: ClusterModel) -> dict[str, str]:
+    c = model.config
+    client = "SASL_PLAINTEXT" if c.security.client_auth == "scram-sha-512" else "SSL"
+    protocols = {
+        "CLIENT": client,
+        "REPLICATION": "SSL" if c.security.replication_tls else "PLAINTEXT",
+        "CONTROLLER": "SSL" if c.security.replication_tls else "PLAINTEXT",
+    }
+    if c.external.mode != "none":
+        protocols["EXTERNAL"] = "SASL_SSL" if c.security.client_auth == "scram-sha-512" else "SSL"
+    return protocols
+
+
+class BrokerConfig:
+    """server.properties of one broker."""
+
+    def __init__(self, model: ClusterModel, node: Node) -> None:
+        self.model = model
+        self.node = node
+        self.builder = PropertiesBuilder()
+
+    def with_identity(self) -> BrokerConfig:
+        roles = "broker,controller" if self.model.config.quorum.combined else "broker"
+        values: dict[str, object] = {}
+        if self.model.kraft:
+            values = {"process.roles": roles, "node.id": self.node.node_id}
+        else:
+            values = {"broker.id": self.node.node_id}
+        self.builder.section("identity", values)
+        return self
+
+    def with_rack(self) -> BrokerConfig:
+        # Static per broker: the zone is known when the config is rendered, so brokers need no
+        # RBAC to read their Node object (the usual init-container trick).
+        self.builder.section(
+            "rack awareness",
+            {
+                "broker.rack": self.node.zone,
+                # Consumers fetch from a replica in their own zone (KIP-392).
+                "replica.selector.class": RACK_AWARE_SELECTOR,
+            },
+        )
+        return self
+
+    def with_listeners(self) -> BrokerConfig:
+        m, n, p = self.model, self.node, self.model.ports
+        protocols = _security_protocols(m)
+        listeners = [
+            f"CLIENT://0.0.0.0:{p.client}",
+            f"REPLICATION://{n.replication_host}:{p.replication}",
+        ]
+        advertised = [
+            f"CLIENT://{n.client_host}:{p.client}",
+            f"REPLICATION://{n.replication_host}:{p.replication}",
+        ]
+        if "EXTERNAL" in protocols:
+            listeners.append(f"EXTERNAL://0.0.0.0:{p.external}")
+            advertised.append(f"EXTERNAL://{n.external_host}:{p.route}")
+        if m.config.quorum.combined:
+            listeners.append(f"CONTROLLER://{n.replication_host}:{p.controller}")
+        values: dict[str, object] = {
+            "listeners": ",".join(listeners),
+            "advertised.listeners": ",".join(advertised),
+            "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
+            "inter.broker.listener.name": "REPLICATION",
+        }
+        self.builder.section("listeners (replication binds only the replication network)", values)
+        return self
+
+    def with_metadata_quorum(self) -> BrokerConfig:
+        m, p = self.model, self.model.ports
+        if m.kraft:
+            values: dict[str, object] = {
+                "controller.listener.names": "CONTROLLER",
+                # Dynamic quorum (KIP-853): voters are discovered, so the set can change later.
+                "controller.quorum.bootstrap.servers": ",".join(
+                    f"{v.replication_host}:{p.controller}" for v in m.voters
+                ),
+                "metadata.log.dir": METADATA_DIR,
+            }
+        else:
+            values = {
+                "zookeeper.connect": ",".join(
+                    f"{z.replication_host}:{p.zookeeper_client}" for z in m.quorum
+                )
+                + f"/{m.config.cluster_name}",
+                "zookeeper.connection.timeout.ms": 18000,
+            }
+        self.builder.section("metadata quorum", values)
+        return self
+
+    def with_log_dirs(self) -> BrokerConfig:
+        self.builder.section(
+            "storage (JBOD: one directory per volume)", {"log.dirs": ",".join(self.model.log_dirs)}
+        )
+        return self
+
+    def with_safe_defaults(self) -> BrokerConfig:
+        c = self.model.config
+        rf = c.replication_factor
+        isr = c.min_insync_replicas
+        self.builder.section(
+            "durability defaults",
+            {
+                "default.replication.factor": rf,
+                "min.insync.replicas": isr,
+                # A lagging replica must never become leader: that silently drops acked writes.
+                "unclean.leader.election.enable": False,
+                # Topics are declared on purpose (partitions, RF), never created by a typo.
+                "auto.create.topics.enable": False,
+                "offsets.topic.replication.factor": rf,
+                "transaction.state.log.replication.factor": rf,
+                "transaction.state.log.min.isr": isr,
+                # Let a rolling restart's group members rejoin before the first rebalance.
+                "group.initial.rebalance.delay.ms": 3000,
+                "num.partitions": max(3, len(c.zones)),
+            },
+        )
+        return self
+
+    def with_threads(self) -> BrokerConfig:
+        sized = self.model.config.sizing.cluster.broker
+        self.builder.section(
+            "threads (from sizing)",
+            {
+                "num.network.threads": sized.num_network_threads,
+                "num.io.threads": sized.num_io_threads,
+                "num.replica.fetchers": max(1, min(8, sized.num_network_threads // 2)),
+                "num.recovery.threads.per.data.dir": 2,
+            },
+        )
+        return self
+
+    def with_security(self) -> BrokerConfig:
+        c = self.model.config
+        values: dict[str, object] = {}
+        if c.security.client_auth == "scram-sha-512":
+            values["sasl.enabled.mechanisms"] = "SCRAM-SHA-512"
+            for listener in ("client", "external"):
+                values[f"listener.name.{listener}.scram-sha-512.sasl.jaas.config"] = (
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                )
+        # PEM files mounted from a cert-manager Secret (tls.crt, tls.key, ca.crt): any
+        # certificate source that writes those three files works.
+        values.update(
+            {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
+                "ssl.endpoint.identification.algorithm": "https",
+            }
+        )
+        if c.security.replication_tls:
+            # Brokers and controllers authenticate each other with certificates (mTLS).
+            values["listener.name.replication.ssl.client.auth"] = "required"
+            values["listener.name.controller.ssl.client.auth"] = "required"
+        if c.security.client_auth == "mtls":
+            values["ssl.client.auth"] = "required"
+        self.builder.section("security", values)
+        return self
+
+    def build(self) -> PropertiesBuilder:
+        return self.builder
+
+
+def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
+    return (
+        BrokerConfig(model, node)
+        .with_identity()
+        .with_rack()
+        .with_listeners()
+        .with_metadata_quorum()
+        .with_log_dirs()
+        .with_safe_defaults()
+        .with_threads()
+        .with_security()
+        .build()
+    )
+
+
+def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
+    """A dedicated KRaft controller: binds and advertises only the replication network."""
+    p = model.ports
+    builder = PropertiesBuilder()
+    protocol = "SSL" if model.config.security.replication_tls else "PLAINTEXT"
+    builder.section("identity", {"process.roles": "controller", "node.id": node.node_id})
+    builder.section("rack awareness", {"broker.rack": node.zone})
+    builder.section(
+        "listeners (controllers live on the replication network only)",
+        {
+            "listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
+            "advertised.listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
+            "listener.security.protocol.map": f"CONTROLLER:{protocol},REPLICATION:{protocol}",
+            "controller.listener.names": "CONTROLLER",
+            "controller.quorum.bootstrap.servers": ",".join(
+                f"{v.replication_host}:{p.controller}" for v in model.voters
+            ),
+            "metadata.log.dir": METADATA_DIR,
+            "log.dirs": METADATA_DIR,
+        },
+    )
+    if model.config.security.replication_tls:
+        builder.section(
+            "security",
+            {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
+                "ssl.client.auth": "required",
+                "ssl.endpoint.identification.algorithm": "https",
+            },
+        )
+    return builder

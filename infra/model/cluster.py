@@ -1,0 +1,225 @@
+"""The pure cluster model built from a validated `StackConfig` (Strimzi's `fromCrd()`).
+
+Components and templates read this; none of them decides anything on their own.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import math
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from infra.model import labels
+from infra.model.naming import Names
+from infra.model.racks import assign_zones
+
+if TYPE_CHECKING:
+    from infra.config import StackConfig
+
+# Quorum nodes take the first addresses of the replication network and brokers start after a
+# block sized for the largest quorum (7), so adding brokers never moves a quorum address.
+QUORUM_ADDRESS_OFFSET = 1
+BROKER_ADDRESS_OFFSET = 8
+CONTROLLER_ID_BASE = 9000
+
+
+@dataclass(frozen=True)
+class Ports:
+    client: int = 9092
+    replication: int = 9091
+    controller: int = 9093
+    external: int = 9094
+    metrics: int = 9404
+    zookeeper_client: int = 2181
+    zookeeper_peer: int = 2888
+    zookeeper_election: int = 3888
+    haproxy: int = 9443
+    route: int = 443
+
+
+@dataclass(frozen=True)
+class Node:
+    """One broker, controller or ZooKeeper server: a one-replica StatefulSet pinned to a zone."""
+
+    role: str
+    node_id: int
+    workload: str
+    zone: str
+    client_host: str
+    replication_ip: str | None
+    external_host: str | None = None
+
+    @property
+    def replication_host(self) -> str:
+        """Where replication/controller traffic goes: the replication network when there is one."""
+        return self.replication_ip or self.client_host
+
+
+def broker_count(c: StackConfig) -> int:
+    return max(c.brokers or 0, c.sizing.cluster.brokers)
+
+
+def quorum_nodes(c: StackConfig) -> int:
+    if c.quorum.nodes is not None:
+        return c.quorum.nodes
+    sized = c.sizing.cluster.quorum
+    return sized.nodes if sized.kind == c.quorum.kind else 3
+
+
+def data_volumes(c: StackConfig) -> int:
+    return c.storage.volumes_per_broker or c.sizing.cluster.data_volumes_per_broker
+
+
+def data_volume_gib(c: StackConfig) -> float:
+    if c.storage.size_gib is not None:
+        return c.storage.size_gib
+    return float(math.ceil(c.sizing.cluster.storage_per_broker_gib / data_volumes(c)))
+
+
+def derived_cluster_id(c: StackConfig) -> str:
+    """A stable KRaft cluster id (22-char base64 UUID): formatting storage needs the same id
+    on every run, so it is derived from the cluster's identity instead of generated."""
+    if c.cluster_id:
+        return c.cluster_id
+    u = uuid.uuid5(uuid.NAMESPACE_DNS, f"{c.cluster_name}.{c.namespace}.{c.environment}.kafkastack")
+    return base64.urlsafe_b64encode(u.bytes).decode("ascii").rstrip("=")
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpu: float
+    memory_gib: float
+    heap_gib: float
+
+
+@dataclass(frozen=True)
+class ClusterModel:
+    config: StackConfig
+    names: Names
+    ports: Ports = field(default_factory=Ports)
+
+    @classmethod
+    def from_config(cls, config: StackConfig) -> ClusterModel:
+        names = Names(config.cluster_name, config.namespace, config.network.cluster_domain)
+        return cls(config=config, names=names)
+
+    @property
+    def zones(self) -> list[str]:
+        return list(self.config.zones)
+
+    @property
+    def dual_network(self) -> bool:
+        return self.config.network.mode == "dual"
+
+    @property
+    def kraft(self) -> bool:
+        return self.config.quorum.kind == "kraft"
+
+    @property
+    def cluster_id(self) -> str:
+        return derived_cluster_id(self.config)
+
+    def _replication_ip(self, offset: int) -> str | None:
+        if not self.dual_network:
+            return None
+        network = ipaddress.ip_network(self.config.network.replication.cidr)
+        return str(network.network_address + offset)
+
+    @property
+    def replication_prefix(self) -> int:
+        return ipaddress.ip_network(self.config.network.replication.cidr).prefixlen
+
+    @cached_property
+    def brokers(self) -> list[Node]:
+        count = broker_count(self.config)
+        nodes = []
+        for node_id, zone in enumerate(assign_zones(count, self.zones)):
+            workload = self.names.broker(node_id)
+            nodes.append(
+                Node(
+                    role=labels.BROKER,
+                    node_id=node_id,
+                    workload=workload,
+                    zone=zone,
+                    client_host=self.names.pod_dns(workload, self.names.brokers_service),
+                    replication_ip=self._replication_ip(BROKER_ADDRESS_OFFSET + node_id),
+                    external_host=f"broker-{node_id}.{self.config.external.domain}",
+                )
+            )
+        return nodes
+
+    @cached_property
+    def quorum(self) -> list[Node]:
+        """Dedicated controllers or ZooKeeper servers; empty in combined mode."""
+        if self.config.quorum.combined:
+            return []
+        count = quorum_nodes(self.config)
+        role = labels.CONTROLLER if self.kraft else labels.ZOOKEEPER
+        nodes = []
+        # Start the quorum's round-robin one zone later than the brokers' so the first broker
+        # and the first controller do not compete for the same zone's capacity.
+        for index, zone in enumerate(assign_zones(count, self.zones)):
+            node_id = CONTROLLER_ID_BASE + index if self.kraft else index + 1
+            workload = (
+                self.names.controller(node_id) if self.kraft else self.names.zookeeper(index + 1)
+            )
+            nodes.append(
+                Node(
+                    role=role,
+                    node_id=node_id,
+                    workload=workload,
+                    zone=zone,
+                    client_host=self.names.pod_dns(workload, self.names.quorum_service),
+                    replication_ip=self._replication_ip(QUORUM_ADDRESS_OFFSET + index),
+                )
+            )
+        return nodes
+
+    @property
+    def voters(self) -> list[Node]:
+        """KRaft voters: the controllers, or the brokers themselves in combined mode."""
+        return self.brokers if self.config.quorum.combined else self.quorum
+
+    def voter_directory_id(self, node: Node) -> str:
+        """Each voter's metadata directory id, fixed up front so the initial voter set can be
+        written into every voter's format command (and rendered, and diffed)."""
+        u = uuid.uuid5(uuid.NAMESPACE_DNS, f"{self.cluster_id}.{node.workload}.directory")
+        return base64.urlsafe_b64encode(u.bytes).decode("ascii").rstrip("=")
+
+    @property
+    def initial_controllers(self) -> str:
+        """`kafka-storage format --initial-controllers` value: id@host:port:directory-id,..."""
+        return ",".join(
+            f"{v.node_id}@{v.replication_host}:{self.ports.controller}:{self.voter_directory_id(v)}"
+            for v in self.voters
+        )
+
+    @property
+    def broker_resources(self) -> Resources:
+        sized = self.config.sizing.cluster.broker
+        override = self.config.resources
+        return Resources(
+            cpu=override.broker_cpu or sized.cpu,
+            memory_gib=override.broker_memory_gib or sized.memory_gib,
+            heap_gib=override.broker_heap_gib or sized.heap_gib,
+        )
+
+    @property
+    def data_volumes(self) -> int:
+        return data_volumes(self.config)
+
+    @property
+    def data_volume_gib(self) -> float:
+        return data_volume_gib(self.config)
+
+    @property
+    def log_dirs(self) -> list[str]:
+        return [f"/var/lib/kafka/data-{i}" for i in range(self.data_volumes)]
+
+    @property
+    def haproxy_replicas(self) -> int:
+        return self.config.external.replicas or self.config.sizing.cluster.router.replicas

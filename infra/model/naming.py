@@ -1,0 +1,62 @@
+"""Every resource and host name comes from here (Strimzi's KafkaResources idea)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Names:
+    cluster: str
+    namespace: str
+    cluster_domain: str = "cluster.local"
+
+    def broker(self, node_id: int) -> str:
+        return f"{self.cluster}-broker-{node_id}"
+
+    def controller(self, node_id: int) -> str:
+        return f"{self.cluster}-controller-{node_id}"
+
+    def zookeeper(self, index: int) -> str:
+        return f"{self.cluster}-zookeeper-{index}"
+
+    @staticmethod
+    def pod(workload: str) -> str:
+        """Each node is a one-replica StatefulSet, so its pod is ordinal 0."""
+        return f"{workload}-0"
+
+    @property
+    def brokers_service(self) -> str:
+        return f"{self.cluster}-brokers"
+
+    @property
+    def quorum_service(self) -> str:
+        return f"{self.cluster}-quorum"
+
+    @property
+    def bootstrap_service(self) -> str:
+        return f"{self.cluster}-bootstrap"
+
+    @property
+    def replication_network(self) -> str:
+        return f"{self.cluster}-replication"
+
+    @property
+    def haproxy(self) -> str:
+        return f"{self.cluster}-haproxy"
+
+    def storage_class(self, role: str) -> str:
+        return f"{self.cluster}-{role}-fast"
+
+    def config_map(self, workload: str) -> str:
+        return f"{workload}-config"
+
+    def tls_secret(self, workload: str) -> str:
+        return f"{workload}-tls"
+
+    def pod_dns(self, workload: str, service: str) -> str:
+        return f"{self.pod(workload)}.{service}.{self.namespace}.svc.{self.cluster_domain}"
+
+    @property
+    def bootstrap_dns(self) -> str:
+        return f"{self.bootstrap_service}.{self.namespace}.svc.{self.cluster_domain}"

@@ -1,0 +1,53 @@
+"""Certificates (cert-manager) for TLS listeners, and SCRAM users.
+
+Certificates cover every name a peer dials: the pod DNS name, the replication address and the
+external host. Passwords never appear here: the components take them from Pulumi secrets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model.cluster import ClusterModel, Node
+
+
+def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:
+    dns = [node.client_host]
+    if node.external_host and node.role == "broker":
+        dns.append(node.external_host)
+    spec: dict[str, Any] = {
+        "secretName": model.names.tls_secret(node.workload),
+        "dnsNames": dns,
+        "duration": "2160h",
+        "renewBefore": "360h",
+        # Kafka's PEM keystore reads unencrypted PKCS#8 keys.
+        "privateKey": {
+            "algorithm": "ECDSA",
+            "size": 256,
+            "encoding": "PKCS8",
+            "rotationPolicy": "Always",
+        },
+        "usages": ["server auth", "client auth"],
+        "issuerRef": {"name": model.config.security.certificate_issuer, "kind": "Issuer"},
+    }
+    if node.replication_ip:
+        spec["ipAddresses"] = [node.replication_ip]
+    return {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": node.workload, "namespace": model.config.namespace},
+        "spec": spec,
+    }
+
+
+def certificates(model: ClusterModel) -> list[dict[str, Any]]:
+    return [certificate(model, n) for n in (*model.brokers, *model.quorum) if n.role != "zookeeper"]
+
+
+def scram_secret_name(model: ClusterModel, user: str) -> str:
+    return f"{model.config.cluster_name}-user-{user}"
+
+
+def password_config_key(user: str) -> str:
+    """The secret stack-config key holding a user's password (`pulumi config set --secret`)."""
+    return f"password-{user}"

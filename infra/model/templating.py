@@ -1,0 +1,149 @@
+"""Renders configs from templates/ through one jinja2 Environment with StrictUndefined.
+
+Logic stays here and in the model; templates only print and iterate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+from infra.model import labels
+from infra.model.broker_config import broker_properties, controller_properties
+from infra.model.cluster import ClusterModel, Node
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+ZK_DATA_DIR = "/var/lib/zookeeper/data"
+ZK_LOG_DIR = "/var/lib/zookeeper/log"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,  # a missing value is an error, never an empty string
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # config files, not HTML
+    )
+
+
+def render(template: str, **values: object) -> str:
+    return environment().get_template(template).render(**values)
+
+
+def broker_config(model: ClusterModel, node: Node) -> str:
+    return render(
+        "kafka/server.properties.j2",
+        title=f"Kafka broker {node.node_id} ({node.zone})",
+        environment=model.config.environment,
+        sections=broker_properties(model, node).sections,
+    )
+
+
+def controller_config(model: ClusterModel, node: Node) -> str:
+    return render(
+        "kafka/server.properties.j2",
+        title=f"KRaft controller {node.node_id} ({node.zone})",
+        environment=model.config.environment,
+        sections=controller_properties(model, node).sections,
+    )
+
+
+def zookeeper_config(model: ClusterModel, node: Node) -> str:
+    return render(
+        "zookeeper/zoo.cfg.j2",
+        node=node,
+        ensemble=model.quorum,
+        ports=model.ports,
+        environment=model.config.environment,
+        data_dir=ZK_DATA_DIR,
+        data_log_dir=ZK_LOG_DIR,
+    )
+
+
+@dataclass(frozen=True)
+class HaproxyBackend:
+    backend: str
+    host: str
+    address: str
+    port: int
+
+
+def haproxy_config(model: ClusterModel) -> str:
+    brokers = [
+        HaproxyBackend(
+            backend=f"broker-{b.node_id}",
+            host=b.external_host or "",
+            address=b.client_host,
+            port=model.ports.external,
+        )
+        for b in model.brokers
+    ]
+    return render(
+        "haproxy/haproxy.cfg.j2",
+        environment=model.config.environment,
+        brokers=brokers,
+        bootstrap_host=f"bootstrap.{model.config.external.domain}",
+        bind_address="0.0.0.0",
+        listen_port=model.ports.haproxy,
+        # About 1 GB of RAM per 20k saturated connections; 20k per replica is plenty for Kafka.
+        maxconn=20000,
+    )
+
+
+def logging_config(model: ClusterModel) -> str:
+    loggers = {
+        "kafka.controller": "INFO",
+        "kafka.request.logger": "WARN",
+        "state.change.logger": "INFO",
+    }
+    if model.config.kafka_major >= 4:
+        return render(
+            "logging/log4j2.yaml.j2",
+            kafka_version=model.config.kafka_version,
+            root_level="INFO",
+            loggers=loggers,
+        )
+    return render(
+        "logging/log4j.properties.j2",
+        kafka_version=model.config.kafka_version,
+        root_level="INFO",
+        loggers={**loggers, "org.apache.zookeeper": "INFO"},
+    )
+
+
+JMX_RULES = [
+    {
+        "pattern": "kafka.server<type=(.+), name=(.+)PerSec\\w*><>Count",
+        "name": "kafka_server_$1_$2_total",
+        "type": "COUNTER",
+    },
+    {
+        "pattern": "kafka.server<type=ReplicaManager, name=(.+)><>Value",
+        "name": "kafka_server_replicamanager_$1",
+        "type": "GAUGE",
+    },
+    {
+        "pattern": "kafka.controller<type=(.+), name=(.+)><>Value",
+        "name": "kafka_controller_$1_$2",
+        "type": "GAUGE",
+    },
+    {
+        "pattern": (
+            "kafka.network<type=RequestMetrics, name=(.+), request=(.+)><>(\\d+)thPercentile"
+        ),
+        "name": "kafka_network_request_$1_p$3",
+        "type": "GAUGE",
+    },
+]
+
+
+def jmx_exporter_config(model: ClusterModel, role: str = labels.BROKER) -> str:
+    return render(
+        "metrics/jmx-exporter.yaml.j2", role=role, port=model.ports.metrics, rules=JMX_RULES
+    )

@@ -1,0 +1,319 @@
+"""Workload manifests: one single-replica StatefulSet per broker / controller / ZooKeeper server.
+
+One workload per node is what makes `broker.rack`, `node.id` and the replication address static
+and rendered, and what makes scaling from 3 to 5 brokers a pure addition. Data lives in
+volumeClaimTemplates: the StatefulSet controller creates the claims, so Pulumi never owns (and
+never deletes) them, and the retention policy keeps them when a workload is deleted or scaled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model import labels
+from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
+from infra.model.cluster import ClusterModel, Node
+from infra.model.networks import pod_network_annotation
+from infra.model.security import scram_secret_name
+from infra.model.storage import claim_template
+from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
+
+KAFKA_IMAGE = "apache/kafka"
+ZOOKEEPER_IMAGE = "zookeeper:3.8.4"
+JMX_EXPORTER_IMAGE = "bitnami/jmx-exporter:1.0.1"
+JMX_EXPORTER_DIR = "/opt/jmx-exporter"
+JMX_EXPORTER_AGENT = f"{JMX_EXPORTER_DIR}/jmx_prometheus_javaagent.jar"
+
+
+def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
+    """Pinned to its zone; never on a node with another broker or any quorum pod."""
+    avoid = [labels.BROKER, labels.CONTROLLER, labels.ZOOKEEPER]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": labels.ZONE, "operator": "In", "values": [node.zone]}
+                        ]
+                    }
+                ]
+            }
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {
+                        "matchLabels": {labels.INSTANCE: model.config.cluster_name},
+                        "matchExpressions": [
+                            {"key": labels.COMPONENT, "operator": "In", "values": avoid}
+                        ],
+                    },
+                    "topologyKey": labels.HOSTNAME,
+                }
+            ]
+        },
+    }
+
+
+def _resources(cpu: float, memory_gib: float) -> dict[str, Any]:
+    amount = {"cpu": f"{cpu:g}", "memory": f"{memory_gib:g}Gi"}
+    # Requests equal limits: Guaranteed QoS, so the kubelet never evicts a broker first.
+    return {"requests": amount, "limits": amount}
+
+
+def _tls_volumes(
+    model: ClusterModel, node: Node
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    volumes = [
+        {"name": "jmx-exporter", "emptyDir": {}},
+        {"name": "tls-source", "secret": {"secretName": model.names.tls_secret(node.workload)}},
+        {"name": "tls", "emptyDir": {"medium": "Memory"}},
+        {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
+    ]
+    mounts = [
+        {"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR},
+        {"name": "tls", "mountPath": TLS_DIR},
+        {"name": "config", "mountPath": CONFIG_DIR},
+    ]
+    return volumes, mounts
+
+
+def _keystore_init(image: str) -> dict[str, Any]:
+    # Kafka's PEM keystore wants the key and its chain in one file; cert-manager writes them
+    # apart. Nothing else is rewritten at start: the properties are used as rendered.
+    return {
+        "name": "keystore",
+        "image": image,
+        "command": [
+            "sh",
+            "-c",
+            f"cat /tls-source/tls.key /tls-source/tls.crt > {TLS_DIR}/keystore.pem "
+            f"&& cp /tls-source/ca.crt {TLS_DIR}/ca.crt",
+        ],
+        "volumeMounts": [
+            {"name": "tls-source", "mountPath": "/tls-source", "readOnly": True},
+            {"name": "tls", "mountPath": TLS_DIR},
+        ],
+    }
+
+
+def _jmx_exporter_init() -> dict[str, Any]:
+    """The Prometheus agent jar is not in the Kafka image; copy it from its own image."""
+    return {
+        "name": "jmx-exporter",
+        "image": JMX_EXPORTER_IMAGE,
+        "command": [
+            "sh",
+            "-c",
+            f"cp /opt/bitnami/jmx-exporter/jmx_prometheus_javaagent.jar {JMX_EXPORTER_AGENT}",
+        ],
+        "volumeMounts": [{"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR}],
+    }
+
+
+def _format_storage_init(
+    model: ClusterModel, node: Node, image: str, config_file: str, mounts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`kafka-storage format` once per volume set; --ignore-formatted makes restarts no-ops.
+
+    Voters format with the full initial voter set (dynamic quorum, KIP-853); brokers join it.
+    """
+    env: list[dict[str, Any]] = []
+    if node in model.voters:
+        quorum_flag = f"--initial-controllers {model.initial_controllers}"
+        if model.config.security.client_auth == "scram-sha-512":
+            # SCRAM credentials live in the metadata log: seed them when the quorum is born,
+            # reading each password from its Secret (never from the rendered command).
+            for i, user in enumerate(model.config.security.users):
+                env.append(
+                    {
+                        "name": f"SCRAM_PASSWORD_{i}",
+                        "valueFrom": {
+                            "secretKeyRef": {
+                                "name": scram_secret_name(model, user),
+                                "key": "password",
+                            }
+                        },
+                    }
+                )
+                quorum_flag += (
+                    f' --add-scram "SCRAM-SHA-512=[name={user},password=$SCRAM_PASSWORD_{i}]"'
+                )
+    else:
+        quorum_flag = "--no-initial-controllers"
+    return {
+        "name": "format-storage",
+        "image": image,
+        "command": [
+            "sh",
+            "-c",
+            f"/opt/kafka/bin/kafka-storage.sh format --ignore-formatted -t {model.cluster_id} "
+            f"-c {CONFIG_DIR}/{config_file} {quorum_flag}",
+        ],
+        "env": env,
+        "volumeMounts": mounts,
+    }
+
+
+def _logging_env(model: ClusterModel) -> dict[str, str]:
+    if model.config.kafka_major >= 4:
+        return {
+            "name": "KAFKA_LOG4J_OPTS",
+            "value": f"-Dlog4j2.configurationFile={CONFIG_DIR}/log4j2.yaml",
+        }
+    return {
+        "name": "KAFKA_LOG4J_OPTS",
+        "value": f"-Dlog4j.configuration=file:{CONFIG_DIR}/log4j.properties",
+    }
+
+
+def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) -> dict[str, Any]:
+    """A broker or a KRaft controller."""
+    c = model.config
+    image = f"{KAFKA_IMAGE}:{c.kafka_version}"
+    is_broker = node.role == labels.BROKER
+    config_file = "server.properties" if is_broker else "controller.properties"
+    pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
+    volumes, mounts = _tls_volumes(model, node)
+    claims: list[dict[str, Any]] = []
+    if is_broker:
+        resources = model.broker_resources
+        cpu, memory, heap = resources.cpu, resources.memory_gib, resources.heap_gib
+        for i, path in enumerate(model.log_dirs):
+            claims.append(claim_template(f"data-{i}", storage_class_name, model.data_volume_gib))
+            mounts.append({"name": f"data-{i}", "mountPath": path})
+    else:
+        q = c.sizing.cluster.quorum
+        cpu, memory, heap = q.cpu, q.memory_gib, q.heap_gib
+    claims.append(
+        claim_template(
+            "metadata",
+            storage_class_name,
+            c.sizing.cluster.quorum.storage_gib if not is_broker else 10,
+        )
+    )
+    mounts.append({"name": "metadata", "mountPath": METADATA_DIR})
+    ports = [{"name": "metrics", "containerPort": model.ports.metrics}]
+    if is_broker:
+        ports += [
+            {"name": "client", "containerPort": model.ports.client},
+            {"name": "replication", "containerPort": model.ports.replication},
+            {"name": "external", "containerPort": model.ports.external},
+        ]
+    else:
+        ports.append({"name": "controller", "containerPort": model.ports.controller})
+    container = {
+        "name": "kafka",
+        "image": image,
+        "command": ["/opt/kafka/bin/kafka-server-start.sh", f"{CONFIG_DIR}/{config_file}"],
+        "env": [
+            {"name": "KAFKA_HEAP_OPTS", "value": f"-Xms{heap:g}g -Xmx{heap:g}g"},
+            _logging_env(model),
+            {
+                "name": "KAFKA_OPTS",
+                "value": f"-javaagent:{JMX_EXPORTER_AGENT}={model.ports.metrics}:"
+                f"{CONFIG_DIR}/jmx-exporter.yaml",
+            },
+        ],
+        "ports": ports,
+        "resources": _resources(cpu, memory),
+        "volumeMounts": mounts,
+        "readinessProbe": {
+            "tcpSocket": {"port": model.ports.client if is_broker else model.ports.controller},
+            "periodSeconds": 10,
+        },
+    }
+    init = [_jmx_exporter_init(), _keystore_init(image)]
+    if model.kraft:
+        # ZooKeeper-mode brokers keep metadata in ZooKeeper: there is no storage to format.
+        init.append(_format_storage_init(model, node, image, config_file, mounts))
+    return _statefulset(model, node, pod_labels, [container], init, volumes, claims)
+
+
+def zookeeper_statefulset(
+    model: ClusterModel, node: Node, storage_class_name: str
+) -> dict[str, Any]:
+    c = model.config
+    q = c.sizing.cluster.quorum
+    pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
+    volumes = [{"name": "config", "configMap": {"name": model.names.config_map(node.workload)}}]
+    container = {
+        "name": "zookeeper",
+        "image": ZOOKEEPER_IMAGE,
+        "command": ["zkServer.sh", "start-foreground", "/conf/zoo.cfg"],
+        "env": [{"name": "JVMFLAGS", "value": f"-Xms{q.heap_gib:g}g -Xmx{q.heap_gib:g}g"}],
+        "ports": [
+            {"name": "client", "containerPort": model.ports.zookeeper_client},
+            {"name": "peer", "containerPort": model.ports.zookeeper_peer},
+            {"name": "election", "containerPort": model.ports.zookeeper_election},
+        ],
+        "resources": _resources(q.cpu, q.memory_gib),
+        "volumeMounts": [
+            {"name": "config", "mountPath": "/conf"},
+            {"name": "snapshots", "mountPath": ZK_DATA_DIR},
+            {"name": "txlog", "mountPath": ZK_LOG_DIR},
+        ],
+    }
+    myid = {
+        "name": "myid",
+        "image": ZOOKEEPER_IMAGE,
+        "command": ["sh", "-c", f"echo {node.node_id} > {ZK_DATA_DIR}/myid"],
+        "volumeMounts": [{"name": "snapshots", "mountPath": ZK_DATA_DIR}],
+    }
+    claims = [
+        claim_template("snapshots", storage_class_name, q.storage_gib),
+        # The transaction log gets a device of its own (ZooKeeper's first performance rule).
+        claim_template("txlog", storage_class_name, max(10.0, q.storage_gib / 4)),
+    ]
+    return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims)
+
+
+def _statefulset(
+    model: ClusterModel,
+    node: Node,
+    pod_labels: dict[str, str],
+    containers: list[dict[str, Any]],
+    init_containers: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+    claims: list[dict[str, Any]],
+) -> dict[str, Any]:
+    service = (
+        model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
+    )
+    return {
+        "metadata": {
+            "name": node.workload,
+            "namespace": model.config.namespace,
+            "labels": pod_labels,
+        },
+        "spec": {
+            "replicas": 1,
+            "serviceName": service,
+            "podManagementPolicy": "Parallel",
+            "selector": {
+                "matchLabels": {
+                    labels.NAME: node.workload,
+                    labels.INSTANCE: model.config.cluster_name,
+                }
+            },
+            "persistentVolumeClaimRetentionPolicy": {
+                "whenDeleted": "Retain",
+                "whenScaled": "Retain",
+            },
+            "template": {
+                "metadata": {
+                    "labels": pod_labels,
+                    "annotations": pod_network_annotation(model, node),
+                },
+                "spec": {
+                    "affinity": _zone_affinity(node, model),
+                    "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off
+                    "initContainers": init_containers,
+                    "containers": containers,
+                    "volumes": volumes,
+                },
+            },
+            "volumeClaimTemplates": claims,
+        },
+    }

@@ -1,0 +1,200 @@
+"""`kafkastack render`: every object a stack declares, with no cluster and no Pulumi backend.
+
+The real program runs under Pulumi's mock runtime; each resource registration is captured and
+written as one YAML file per object, next to the rendered config files and `topology.json`
+(what `kafkastack verify` needs to lay the cluster out on one machine).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
+
+from infra.components.workloads import node_config_files
+from infra.config import StackConfig
+from infra.model import labels, templating
+from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
+from infra.model.cluster import ClusterModel
+from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
+from infra.program import provision
+
+PLACEHOLDER_SECRET = "render-placeholder-not-a-secret"
+CONFIG_FOLDERS = {
+    labels.BROKER: "brokers",
+    labels.CONTROLLER: "controllers",
+    labels.ZOOKEEPER: "zookeeper",
+}
+
+
+@dataclass(frozen=True)
+class Captured:
+    type: str
+    name: str
+    inputs: dict[str, Any]
+
+
+class _Capture(Mocks):
+    def __init__(self) -> None:
+        self.resources: list[Captured] = []
+
+    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.resources.append(Captured(args.typ, args.name, dict(args.inputs)))
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+def capture(config: StackConfig) -> list[Captured]:
+    """Run the program under mocks and return every resource it registered."""
+    mocks = _Capture()
+    set_mocks(mocks, project="kafkastack", stack=config.environment, preview=False)
+    passwords = {u: pulumi.Output.secret(PLACEHOLDER_SECRET) for u in config.security.users}
+    if config.security.client_auth != "scram-sha-512":
+        passwords = {}
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def run() -> pulumi.Output[Any]:
+        return provision(config, passwords).bootstrap
+
+    run()
+    return mocks.resources
+
+
+# Pulumi marks secret values with this signature key when it serializes them.
+SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+
+
+def _unwrap_secrets(value: Any) -> Any:
+    """Secret values as their plain (placeholder) value, as Kubernetes would receive them."""
+    if isinstance(value, dict):
+        if SECRET_SIG_KEY in value:
+            return _unwrap_secrets(value.get("value"))
+        return {k: _unwrap_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap_secrets(v) for v in value]
+    # The mock runtime carries numbers as protobuf doubles; ports and counts are integers.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def manifest(resource: Captured) -> dict[str, Any] | None:
+    """A Kubernetes object from a captured `kubernetes:<group/version>:<Kind>` registration."""
+    if not resource.type.startswith("kubernetes:"):
+        return None  # component resources and providers are not objects
+    _, group_version, kind = resource.type.split(":", 2)
+    api_version = (
+        group_version[len("core/") :] if group_version.startswith("core/") else group_version
+    )
+    body = {
+        k: _unwrap_secrets(v) for k, v in resource.inputs.items() if k not in ("apiVersion", "kind")
+    }
+    return {"apiVersion": api_version, "kind": kind, **body}
+
+
+def topology(model: ClusterModel) -> dict[str, Any]:
+    p = model.ports
+
+    def node_entry(n: Any) -> dict[str, Any]:
+        entry = {
+            "name": n.workload,
+            "pod": model.names.pod(n.workload),
+            "role": n.role,
+            "node_id": n.node_id,
+            "zone": n.zone,
+            "client_host": n.client_host,
+            "replication_ip": n.replication_ip,
+            "external_host": n.external_host if n.role == labels.BROKER else None,
+            "config_dir": f"config/{CONFIG_FOLDERS[n.role]}/{n.workload}",
+        }
+        if n.role == labels.ZOOKEEPER:
+            entry["paths"] = {"config": "/conf", "data": ZK_DATA_DIR, "log": ZK_LOG_DIR}
+        else:
+            entry["paths"] = {
+                "config": CONFIG_DIR,
+                "tls": TLS_DIR,
+                "metadata": METADATA_DIR,
+                "data": model.log_dirs if n.role == labels.BROKER else [],
+            }
+        return entry
+
+    c = model.config
+    return {
+        "environment": c.environment,
+        "cluster_name": c.cluster_name,
+        "namespace": c.namespace,
+        "cluster_id": model.cluster_id,
+        "kafka_version": c.kafka_version,
+        "quorum": {
+            "kind": c.quorum.kind,
+            "combined": c.quorum.combined,
+            "initial_controllers": model.initial_controllers if model.kraft else None,
+        },
+        "network": {"mode": c.network.mode, "replication_cidr": c.network.replication.cidr},
+        "ports": {
+            "client": p.client,
+            "replication": p.replication,
+            "controller": p.controller,
+            "external": p.external,
+            "external_advertised": p.route,
+            "metrics": p.metrics,
+            "zookeeper_client": p.zookeeper_client,
+            "haproxy": p.haproxy,
+        },
+        "security": {
+            "client_auth": c.security.client_auth,
+            "replication_tls": c.security.replication_tls,
+            "users": c.security.users,
+        },
+        "external": {
+            "mode": c.external.mode,
+            "bootstrap_host": f"bootstrap.{c.external.domain}",
+            "haproxy_config": "config/haproxy/haproxy.cfg"
+            if c.external.mode == "haproxy"
+            else None,
+        },
+        "brokers": [node_entry(b) for b in model.brokers],
+        "quorum_nodes": [node_entry(q) for q in model.quorum],
+    }
+
+
+def write(config: StackConfig, out: Path) -> dict[str, int]:
+    """Render the stack into `out` (replacing it); returns object counts per kind."""
+    model = ClusterModel.from_config(config)
+    if out.exists():
+        shutil.rmtree(out)
+    counts: dict[str, int] = {}
+    for resource in capture(config):
+        obj = manifest(resource)
+        if obj is None:
+            continue
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        path = out / "kubernetes" / kind / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(obj, sort_keys=True), encoding="utf-8")
+        counts[kind] = counts.get(kind, 0) + 1
+    topo = topology(model)
+    for entry, node in zip(
+        topo["brokers"] + topo["quorum_nodes"], model.brokers + model.quorum, strict=True
+    ):
+        directory = out / entry["config_dir"]
+        directory.mkdir(parents=True, exist_ok=True)
+        for filename, text in node_config_files(model, node).items():
+            (directory / filename).write_text(text, encoding="utf-8")
+        if node.role == labels.ZOOKEEPER:
+            (directory / "myid").write_text(f"{node.node_id}\n", encoding="utf-8")
+    if config.external.mode == "haproxy":
+        (out / "config" / "haproxy").mkdir(parents=True, exist_ok=True)
+        (out / "config" / "haproxy" / "haproxy.cfg").write_text(
+            templating.haproxy_config(model), encoding="utf-8"
+        )
+    (out / "topology.json").write_text(json.dumps(topo, indent=2) + "\n", encoding="utf-8")
+    return counts

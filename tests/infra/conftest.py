@@ -1,0 +1,40 @@
+"""Stack values for tests: a valid base that each test bends one key of."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import StackConfig, parse_stack_config
+
+SIZING_FIXTURE = Path(__file__).parent / "fixtures" / "sizing.json"
+
+
+def sizing_cluster(**overrides: Any) -> dict[str, Any]:
+    cluster = json.loads(SIZING_FIXTURE.read_text())["cluster"]
+    cluster.update(overrides)
+    return cluster
+
+
+def base_values(**overrides: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "platform": "aws",
+        "zones": ["a", "b", "c"],
+        "brokers": 3,
+        "sizing": {"schema_version": "1.0", "source": "test", "cluster": sizing_cluster()},
+    }
+    values.update(copy.deepcopy(overrides))
+    return values
+
+
+def config_of(environment: str = "staging", **overrides: Any) -> StackConfig:
+    return parse_stack_config(base_values(**overrides), environment)
+
+
+@pytest.fixture
+def staging() -> StackConfig:
+    return config_of()

@@ -1,0 +1,148 @@
+"""Every unsafe stack config is refused before any resource exists, naming the key and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import ConfigError, load_stack, parse_stack_config
+from tests.infra.conftest import base_values, config_of, sizing_cluster
+
+
+def refused(environment: str = "staging", **overrides: Any) -> str:
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(base_values(**overrides), environment)
+    return str(err.value)
+
+
+def test_valid_config_parses(staging) -> None:  # type: ignore[no-untyped-def]
+    assert staging.zones == ["a", "b", "c"]
+    assert staging.quorum.kind == "kraft"
+
+
+@pytest.mark.parametrize(
+    ("environment", "overrides", "key", "hint"),
+    [
+        (
+            "staging",
+            {
+                "brokers": 2,
+                "sizing": {
+                    "schema_version": "1.0",
+                    "source": "t",
+                    "cluster": sizing_cluster(brokers=2),
+                },
+            },
+            "brokers",
+            "at least 3",
+        ),
+        ("staging", {"replication_factor": 5}, "replication_factor", "lower it or add brokers"),
+        ("staging", {"min_insync_replicas": 3}, "min_insync_replicas", "use 2"),
+        ("staging", {"min_insync_replicas": 0}, "min_insync_replicas", "at least 1"),
+        ("staging", {"quorum": {"nodes": 4}}, "quorum.nodes", "odd"),
+        ("staging", {"quorum": {"nodes": 7}}, "quorum.nodes", "3, 5"),
+        ("staging", {"quorum": {"kind": "zookeeper", "nodes": 3}}, "quorum.kind", "3.9"),
+        (
+            "staging",
+            {"quorum": {"kind": "zookeeper", "nodes": 4}, "kafka_version": "3.9.1"},
+            "quorum.nodes",
+            "3, 5, 7",
+        ),
+        ("staging", {"kafka_version": "3.7.0"}, "kafka_version", "3.9.x or 4.x"),
+        ("staging", {"zones": ["a"]}, "zones", "at least 2"),
+        ("prod", {"zones": ["a", "b"]}, "zones", "at least 3"),
+        ("staging", {"zones": ["a", "b", "c", "d"]}, "zones", "add brokers or list fewer zones"),
+        ("staging", {"zones": ["a", "a", "b"]}, "zones", "list each once"),
+        (
+            "staging",
+            {"external": {"mode": "haproxy", "tls": False}},
+            "external.tls",
+            "set it to true",
+        ),
+        ("staging", {"storage": {"size_gib": 100}}, "storage.size_gib", "below the 500 GiB"),
+        ("staging", {"quorum": {"combined": True}}, "quorum.combined", "local/dev only"),
+        ("staging", {"brokerz": 3}, "brokerz", "unknown key"),
+        (
+            "staging",
+            {"external": {"mode": "haproxy", "domian": "x"}},
+            "external.domian",
+            "unknown key",
+        ),
+        (
+            "staging",
+            {"network": {"replication": {"cidr": "10.0.0.0/30"}}},
+            "network.replication.cidr",
+            "larger prefix",
+        ),
+        (
+            "staging",
+            {"network": {"replication": {"cidr": "10.0.0.1/24"}}},
+            "network.replication.cidr",
+            "host bits",
+        ),
+        ("staging", {"zones": "auto"}, "zones", "list the zones"),
+        ("staging", {"platform": "vsphere"}, "platform", "'aws'"),
+    ],
+)
+def test_unsafe_config_is_refused(
+    environment: str, overrides: dict[str, Any], key: str, hint: str
+) -> None:
+    message = refused(environment, **overrides)
+    assert f"kafkastack:{key}" in message
+    assert hint in message
+
+
+def test_unknown_sizing_schema_version_is_refused() -> None:
+    sizing = {"schema_version": "9.9", "source": "t", "cluster": sizing_cluster()}
+    message = refused(sizing=sizing)
+    assert "kafkastack:sizing.schema_version" in message and "re-run `kafkastack size`" in message
+
+
+def test_missing_sizing_is_refused() -> None:
+    values = base_values()
+    del values["sizing"]
+    with pytest.raises(ConfigError, match="kafkastack:sizing: required"):
+        parse_stack_config(values, "staging")
+
+
+def test_small_environments_may_be_small() -> None:
+    config = config_of(
+        "dev",
+        brokers=1,
+        zones=["a"],
+        replication_factor=1,
+        min_insync_replicas=1,
+        quorum={"combined": True},
+        sizing={"schema_version": "1.0", "source": "t", "cluster": sizing_cluster(brokers=1)},
+    )
+    assert config.quorum.combined
+
+
+def test_sizing_raises_the_broker_count_above_the_stack_minimum() -> None:
+    from infra.model.cluster import broker_count
+
+    config = config_of(
+        sizing={"schema_version": "1.0", "source": "t", "cluster": sizing_cluster(brokers=6)}
+    )
+    assert broker_count(config) == 6
+
+
+@pytest.mark.parametrize("environment", ["local", "dev", "staging", "prod"])
+def test_committed_stacks_are_valid(repo_root: Path, environment: str) -> None:
+    config = load_stack(repo_root / "stacks", environment)
+    assert config.environment == environment
+
+
+def test_prod_is_a_real_ha_layout(repo_root: Path) -> None:
+    from infra.model.cluster import ClusterModel
+
+    model = ClusterModel.from_config(load_stack(repo_root / "stacks", "prod"))
+    assert len(model.brokers) >= 5 and len(model.zones) == 3 and len(model.quorum) == 5
+
+
+def test_stack_file_with_a_foreign_key_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.x.yaml").write_text("config:\n  zones: [a]\n")
+    with pytest.raises(ConfigError, match="outside the kafkastack: namespace"):
+        load_stack(tmp_path, "x")
