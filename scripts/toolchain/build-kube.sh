@@ -12,7 +12,8 @@ start=$(date +%s)
 dir="$WORK/kube-$KUBERNETES_VERSION"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 go mod init kafkastack.local/kube-wrapper >/dev/null 2>&1
 kdir=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])')
-for m in $(awk '/^\t?k8s.io\/[a-z0-9-]+ v0\.0\.0/ {print $1}' "$kdir/go.mod" | sed 's/^\t//' | sort -u); do
+# Exactly the modules go.mod maps to ./staging (k8s.io/utils and kube-openapi are real modules).
+for m in $(sed -nE 's#^[[:space:]]*(replace[[:space:]]+)?(k8s\.io/[^[:space:]]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\2#p' "$kdir/go.mod" | sort -u); do
   go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
 done
 go get "k8s.io/kubernetes@$KUBERNETES_VERSION"
