@@ -22,6 +22,7 @@ from infra.config import StackConfig
 from infra.model import labels, templating
 from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
 from infra.model.cluster import ClusterModel
+from infra.model.security import certificate_dns_names
 from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
 from infra.program import provision
 
@@ -114,6 +115,10 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "replication_ip": n.replication_ip,
             "external_host": n.external_host if n.role == labels.BROKER else None,
             "config_dir": f"config/{CONFIG_FOLDERS[n.role]}/{n.workload}",
+        }
+        entry["certificate"] = {
+            "dns_names": certificate_dns_names(model, n),
+            "ip_addresses": [n.replication_ip] if n.replication_ip else [],
         }
         if n.role == labels.ZOOKEEPER:
             entry["paths"] = {"config": "/conf", "data": ZK_DATA_DIR, "log": ZK_LOG_DIR}

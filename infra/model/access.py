@@ -89,6 +89,10 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                     "annotations": {"kafkastack.dev/config-hash": config_hash},
                 },
                 "spec": {
+                    # HAProxy runs unprivileged yet listens on 443 like the routes it stands in for.
+                    "securityContext": {
+                        "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
+                    },
                     "affinity": {
                         "podAntiAffinity": {
                             "preferredDuringSchedulingIgnoredDuringExecution": [

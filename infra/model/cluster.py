@@ -37,7 +37,7 @@ class Ports:
     zookeeper_client: int = 2181
     zookeeper_peer: int = 2888
     zookeeper_election: int = 3888
-    haproxy: int = 9443
+    haproxy: int = 443
     route: int = 443
 
 

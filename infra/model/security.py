@@ -12,9 +12,7 @@ from infra.model.cluster import ClusterModel, Node
 
 
 def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:
-    dns = [node.client_host]
-    if node.external_host and node.role == "broker":
-        dns.append(node.external_host)
+    dns = certificate_dns_names(model, node)
     spec: dict[str, Any] = {
         "secretName": model.names.tls_secret(node.workload),
         "dnsNames": dns,
@@ -38,6 +36,15 @@ def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:
         "metadata": {"name": node.workload, "namespace": model.config.namespace},
         "spec": spec,
     }
+
+
+def certificate_dns_names(model: ClusterModel, node: Node) -> list[str]:
+    """Every name a peer may dial: the pod name, and for brokers their external host and the
+    external bootstrap host (the bootstrap route lands on any broker)."""
+    names = [node.client_host]
+    if node.role == "broker" and model.config.external.mode != "none" and node.external_host:
+        names += [node.external_host, f"bootstrap.{model.config.external.domain}"]
+    return names
 
 
 def certificates(model: ClusterModel) -> list[dict[str, Any]]:

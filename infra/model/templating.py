@@ -91,8 +91,9 @@ def haproxy_config(model: ClusterModel) -> str:
         bootstrap_host=f"bootstrap.{model.config.external.domain}",
         bind_address="0.0.0.0",
         listen_port=model.ports.haproxy,
-        # About 1 GB of RAM per 20k saturated connections; 20k per replica is plenty for Kafka.
-        maxconn=20000,
+        # A Kafka client holds one connection per broker it talks to, so a few thousand per
+        # replica go a long way; twice this many file descriptors must be available.
+        maxconn=8000,
     )
 
 

@@ -8,12 +8,14 @@ versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.3.1 3.9.1)
 for v in "${versions[@]}"; do
   lib="$cache/$v/lib"
-  [ -f "$cache/$v/.complete" ] && continue
-  profile=""; [[ "$v" == 3.* ]] && profile="-Pkafka3"
+  # The stamp names the pom's hash, so a change to the pom refetches.
+  stamp="$(sha256sum "$here/pom.xml" | cut -c1-16)"
+  [ "$(cat "$cache/$v/.complete" 2>/dev/null)" = "$stamp" ] && continue
+  profile="-Pkafka4"; [[ "$v" == 3.* ]] && profile="-Pkafka3"
   echo "kafkastack: fetching Kafka $v jars from Maven Central" >&2
   rm -rf "$lib"; mkdir -p "$lib"
   mvn -B -q -f "$here/pom.xml" $profile -Dkafka.version="$v" \
     dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
   ls "$lib"/kafka_2.13-"$v".jar >/dev/null
-  touch "$cache/$v/.complete"
+  echo "$stamp" > "$cache/$v/.complete"
 done

@@ -1,0 +1,180 @@
+"""Kafka client operations, run as a process on the client test host (`ip netns exec`).
+
+`python -m infra.verify.client '<json request>'` prints one JSON reply. Running clients as
+their own host keeps them on the client network only, resolving the names the brokers advertise
+through that host's /etc/hosts, like a pod would.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+
+def _base(req: dict[str, Any]) -> dict[str, Any]:
+    conf: dict[str, Any] = {"bootstrap.servers": req["bootstrap"], "socket.timeout.ms": 10000}
+    security = req.get("security", {})
+    conf.update(security)
+    return conf
+
+
+def create_topic(req: dict[str, Any]) -> dict[str, Any]:
+    admin = AdminClient(_base(req))
+    topic = NewTopic(
+        req["topic"],
+        num_partitions=req["partitions"],
+        replication_factor=req["rf"],
+        config={k: str(v) for k, v in req.get("config", {}).items()},
+    )
+    futures = admin.create_topics([topic], request_timeout=30)
+    try:
+        futures[req["topic"]].result(timeout=60)
+        return {"ok": True}
+    except KafkaException as err:
+        return {"ok": False, "error": str(err)}
+
+
+def describe(req: dict[str, Any]) -> dict[str, Any]:
+    admin = AdminClient(_base(req))
+    metadata = admin.list_topics(timeout=20)
+    cluster = admin.describe_cluster(request_timeout=20).result(timeout=30)
+    racks = {n.id: n.rack for n in cluster.nodes}
+    topic = metadata.topics.get(req["topic"])
+    partitions = {}
+    if topic is not None:
+        for pid, p in topic.partitions.items():
+            partitions[str(pid)] = {
+                "leader": p.leader,
+                "replicas": list(p.replicas),
+                "isrs": list(p.isrs),
+            }
+    return {
+        "brokers": sorted(metadata.brokers),
+        "racks": {str(k): v for k, v in racks.items()},
+        "partitions": partitions,
+    }
+
+
+def produce(req: dict[str, Any]) -> dict[str, Any]:
+    """Keyed, idempotent, acks=all; returns what was acknowledged and every error seen."""
+    conf = {
+        **_base(req),
+        "acks": "all",
+        "enable.idempotence": True,
+        "linger.ms": 5,
+        "message.timeout.ms": req.get("message_timeout_ms", 30000),
+    }
+    producer = Producer(conf)
+    acked: list[list[Any]] = []
+    errors: list[str] = []
+
+    def on_delivery(err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            errors.append(err.name())
+        else:
+            acked.append([msg.key().decode(), msg.value().decode(), msg.partition(), msg.offset()])
+
+    keys = req.get("keys", 8)
+    interval = req.get("interval_s", 0.0)
+    for i in range(req["count"]):
+        key = f"k{i % keys}"
+        while True:
+            try:
+                producer.produce(req["topic"], key=key, value=f"{key}:{i}", on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+        if interval:
+            time.sleep(interval)
+    producer.flush(req.get("flush_timeout_s", 60))
+    return {"acked": acked, "errors": errors}
+
+
+def _text(raw: bytes | str | None) -> str:
+    return raw.decode() if isinstance(raw, bytes) else (raw or "")
+
+
+def consume(req: dict[str, Any]) -> dict[str, Any]:
+    conf = {
+        **_base(req),
+        "group.id": req.get("group", f"verify-{time.time_ns()}"),
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "isolation.level": "read_committed",
+    }
+    consumer = Consumer(conf)
+    consumer.subscribe([req["topic"]])
+    records: list[list[Any]] = []
+    deadline = time.monotonic() + req.get("timeout_s", 60)
+    idle_until = None
+    while time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is None:
+            if (
+                len(records) >= req.get("expect", 0)
+                and idle_until
+                and time.monotonic() > idle_until
+            ):
+                break
+            continue
+        if msg.error():
+            continue
+        records.append([_text(msg.key()), _text(msg.value()), msg.partition(), msg.offset()])
+        idle_until = time.monotonic() + 3
+    consumer.close()
+    return {"records": records}
+
+
+def leader_of(req: dict[str, Any]) -> dict[str, Any]:
+    """The leader of partition 0, polled until one serves or the timeout passes."""
+    admin = AdminClient(_base(req))
+    deadline = time.monotonic() + req.get("timeout_s", 60)
+    while time.monotonic() < deadline:
+        topic = admin.list_topics(topic=req["topic"], timeout=5).topics.get(req["topic"])
+        if topic and 0 in topic.partitions:
+            leader = topic.partitions[0].leader
+            if leader >= 0 and leader != req.get("not", -2):
+                return {"leader": leader, "isrs": list(topic.partitions[0].isrs)}
+        time.sleep(0.1)
+    return {"leader": -1}
+
+
+def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
+    """Speak plaintext Kafka to a TLS port: the connection must be refused or closed."""
+    # ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "probe".
+    body = (
+        (18).to_bytes(2, "big")
+        + (0).to_bytes(2, "big")
+        + (1).to_bytes(4, "big")
+        + (5).to_bytes(2, "big")
+        + b"probe"
+    )
+    try:
+        with socket.create_connection((req["host"], req["port"]), timeout=10) as sock:
+            sock.sendall(len(body).to_bytes(4, "big") + body)
+            sock.settimeout(10)
+            reply = sock.recv(4096)
+            return {"answered": bool(reply), "bytes": len(reply)}
+    except (ConnectionError, OSError) as err:
+        return {"answered": False, "error": type(err).__name__}
+
+
+OPERATIONS = {
+    f.__name__: f for f in (create_topic, describe, produce, consume, leader_of, plaintext_probe)
+}
+
+
+def main() -> None:
+    request = json.loads(sys.argv[1])
+    print(json.dumps(OPERATIONS[request["op"]](request)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Test hosts on this machine: one network namespace per process, two separate networks.
+
+A "switch" namespace holds two bridges, one per network; every host gets a veth into the client
+bridge and, when it is on it, one into the replication bridge. Only addresses inside these
+namespaces are ever contacted. Names resolve through /etc/netns/<ns>/hosts, which
+`ip netns exec` mounts over /etc/hosts for that host alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PREFIX = "ksv"
+SWITCH = f"{PREFIX}-switch"
+CLIENT_BRIDGE = "br-client"
+REPLICATION_BRIDGE = "br-repl"
+# The client network stands in for the pod network; it must not overlap the replication CIDR.
+CLIENT_CIDR_BASE = "10.30.0."
+CLIENT_PREFIX = 24
+NETNS_ETC = Path("/etc/netns")
+
+
+class NetworkError(RuntimeError):
+    """The namespaces could not be laid out; the message says what `ip` answered."""
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+    if check and result.returncode != 0:
+        raise NetworkError(f"ip {' '.join(args)}: {result.stderr.strip()}")
+    return result
+
+
+def in_ns(namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return ip("-n", namespace, *args)
+
+
+@dataclass
+class Host:
+    """One test host: its namespace, its interfaces and the names it resolves."""
+
+    name: str
+    index: int
+    client_ip: str
+    replication_ip: str | None
+    replication_prefix: int = 24
+    hosts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def namespace(self) -> str:
+        return f"{PREFIX}-{self.name}"
+
+    @property
+    def client_if(self) -> str:
+        return "eth-client"
+
+    @property
+    def replication_if(self) -> str:
+        return "eth-repl"
+
+
+@dataclass
+class TestNetwork:
+    hosts: list[Host] = field(default_factory=list)
+
+    def create(self) -> None:
+        cleanup()
+        ip("netns", "add", SWITCH)
+        for bridge in (CLIENT_BRIDGE, REPLICATION_BRIDGE):
+            in_ns(SWITCH, "link", "add", bridge, "type", "bridge")
+            in_ns(SWITCH, "link", "set", bridge, "up")
+        in_ns(SWITCH, "link", "set", "lo", "up")
+        for host in self.hosts:
+            self._add_host(host)
+
+    def _add_host(self, host: Host) -> None:
+        ip("netns", "add", host.namespace)
+        in_ns(host.namespace, "link", "set", "lo", "up")
+        self._plug(
+            host, host.client_if, f"c{host.index}", CLIENT_BRIDGE, host.client_ip, CLIENT_PREFIX
+        )
+        if host.replication_ip:
+            self._plug(
+                host,
+                host.replication_if,
+                f"r{host.index}",
+                REPLICATION_BRIDGE,
+                host.replication_ip,
+                host.replication_prefix,
+            )
+        directory = NETNS_ETC / host.namespace
+        directory.mkdir(parents=True, exist_ok=True)
+        lines = [
+            "127.0.0.1 localhost",
+            *(f"{addr} {name}" for name, addr in sorted(host.hosts.items())),
+        ]
+        (directory / "hosts").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _plug(host: Host, inner: str, outer: str, bridge: str, address: str, prefix: int) -> None:
+        ip(
+            "link",
+            "add",
+            inner,
+            "netns",
+            host.namespace,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            outer,
+            "netns",
+            SWITCH,
+        )
+        in_ns(SWITCH, "link", "set", outer, "master", bridge)
+        in_ns(SWITCH, "link", "set", outer, "up")
+        in_ns(host.namespace, "addr", "add", f"{address}/{prefix}", "dev", inner)
+        in_ns(host.namespace, "link", "set", inner, "up")
+
+    def byte_counters(self, host: Host) -> dict[str, int]:
+        """Bytes sent plus received per interface of a host, from the kernel's counters."""
+        totals = {}
+        for interface in (host.client_if, host.replication_if):
+            result = ip("-n", host.namespace, "-s", "-j", "link", "show", interface, check=False)
+            if result.returncode != 0:
+                continue
+            import json
+
+            stats = json.loads(result.stdout)[0]["stats64"]
+            totals[interface] = int(stats["rx"]["bytes"]) + int(stats["tx"]["bytes"])
+        return totals
+
+
+def cleanup() -> None:
+    """Remove every namespace and hosts file a previous (maybe crashed) run left behind."""
+    listed = ip("netns", "list", check=False).stdout.split("\n")
+    for line in listed:
+        name = line.split(" ")[0]
+        if name.startswith(f"{PREFIX}-"):
+            ip("netns", "delete", name, check=False)
+    if NETNS_ETC.is_dir():
+        for directory in NETNS_ETC.glob(f"{PREFIX}-*"):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def available() -> str | None:
+    """None when namespaces work here, else why not (so callers can fail with the reason)."""
+    if shutil.which("ip") is None:
+        return "iproute2's `ip` is missing: run scripts/install-system-deps.sh"
+    probe = f"{PREFIX}-probe"
+    result = ip("netns", "add", probe, check=False)
+    if result.returncode != 0:
+        return f"cannot create network namespaces ({result.stderr.strip()}); run as root"
+    ip("netns", "delete", probe, check=False)
+    return None
