@@ -70,6 +70,9 @@ def produce(req: dict[str, Any]) -> dict[str, Any]:
         "linger.ms": 5,
         "message.timeout.ms": req.get("message_timeout_ms", 30000),
     }
+    if req.get("no_retries"):
+        # Surface the broker's own error (e.g. NOT_ENOUGH_REPLICAS) instead of retrying it.
+        conf.update({"enable.idempotence": False, "retries": 0})
     producer = Producer(conf)
     acked: list[list[Any]] = []
     errors: list[str] = []
@@ -81,12 +84,19 @@ def produce(req: dict[str, Any]) -> dict[str, Any]:
             acked.append([msg.key().decode(), msg.value().decode(), msg.partition(), msg.offset()])
 
     keys = req.get("keys", 8)
+    padding = "x" * req.get("value_bytes", 0)
+    run = time.time_ns()  # values stay unique across producer runs on one topic
     interval = req.get("interval_s", 0.0)
     for i in range(req["count"]):
         key = f"k{i % keys}"
         while True:
             try:
-                producer.produce(req["topic"], key=key, value=f"{key}:{i}", on_delivery=on_delivery)
+                producer.produce(
+                    req["topic"],
+                    key=key,
+                    value=f"{key}:{i}:{run}:{padding}",
+                    on_delivery=on_delivery,
+                )
                 break
             except BufferError:
                 producer.poll(0.1)

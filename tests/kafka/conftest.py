@@ -1,0 +1,70 @@
+"""Real clusters started from `kafkastack render` output, shared by the tests of a session.
+
+Missing parts (jars, haproxy, namespaces) fail the tier with the reason; nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra import render
+from infra.verify import network
+from infra.verify.cluster import LocalCluster
+from tests.infra.conftest import config_of, sizing_cluster
+
+DOMAIN = "kafka.verify.test"
+
+
+def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
+    sizing = {
+        "schema_version": "1.0",
+        "source": "tests",
+        "cluster": sizing_cluster(brokers=brokers),
+    }
+    return {
+        "platform": "local",
+        "brokers": brokers,
+        "sizing": sizing,
+        "external": {"mode": "haproxy", "domain": DOMAIN},
+        **overrides,
+    }
+
+
+def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> LocalCluster:
+    problem = network.available()
+    if problem:
+        pytest.fail(problem)
+    if shutil.which("haproxy") is None:
+        pytest.fail("haproxy is missing: run scripts/install-system-deps.sh")
+    config = config_of("local", **stack_values(brokers, **overrides))
+    render.write(config, tmp / "render")
+    cluster = LocalCluster(tmp / "render", tmp / "run")
+    try:
+        cluster.start()
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c."""
+    cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def restore(kraft: LocalCluster) -> Iterator[LocalCluster]:
+    """Restart whatever a test stopped, so the next test finds the whole cluster."""
+    yield kraft
+    for node in kraft.nodes:
+        if node.process is None or node.process.poll() is not None:
+            kraft.start_node(node.name)
+    kraft.wait_for_brokers(len(kraft.brokers))

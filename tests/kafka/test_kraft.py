@@ -1,0 +1,199 @@
+"""Kafka 4 / KRaft, started from the rendered configs: each test fails if its property breaks."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from infra.verify.cluster import LocalCluster
+
+pytestmark = pytest.mark.kafka
+
+
+def create(cluster: LocalCluster, topic: str, partitions: int, **config: Any) -> dict[str, Any]:
+    reply = cluster.client(
+        "create_topic",
+        topic=topic,
+        partitions=partitions,
+        rf=3,
+        config={"min.insync.replicas": 2, **config},
+    )
+    assert reply["ok"], reply
+    return wait_full_isr(cluster, topic, partitions)
+
+
+def wait_full_isr(
+    cluster: LocalCluster, topic: str, partitions: int, timeout: float = 90
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        described = cluster.client("describe", topic=topic)
+        parts = described["partitions"]
+        if len(parts) == partitions and all(len(p["isrs"]) == 3 for p in parts.values()):
+            return described
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{topic}: ISR did not recover: {parts}")
+        time.sleep(1)
+
+
+def assert_exactly_once_in_order(acked: list[list[Any]], records: list[list[Any]]) -> None:
+    consumed = [r[1] for r in records]
+    assert len(consumed) == len(set(consumed)), "a record was read twice"
+    missing = {a[1] for a in acked} - set(consumed)
+    assert not missing, f"{len(missing)} acknowledged records lost, e.g. {sorted(missing)[:5]}"
+    per_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for key, value, _partition, _offset in records:
+        _, sequence, run, _ = value.split(":", 3)
+        per_key[(key, run)].append(int(sequence))
+    for key, sequence in per_key.items():
+        assert sequence == sorted(sequence), f"key {key} out of order"
+
+
+def test_replicas_of_every_partition_sit_on_three_racks(kraft: LocalCluster) -> None:
+    described = create(kraft, "racks", partitions=10)
+    assert described["brokers"] == [0, 1, 2, 3, 4]
+    racks = described["racks"]
+    assert sorted(set(racks.values())) == ["a", "b", "c"]
+    for partition in described["partitions"].values():
+        assert len({racks[str(b)] for b in partition["replicas"]}) == 3, partition
+
+
+def test_min_isr_two_survives_one_broker_and_refuses_at_two(restore: LocalCluster) -> None:
+    cluster = restore
+    described = create(cluster, "durable", partitions=1)
+    replicas = described["partitions"]["0"]["replicas"]
+    leader = described["partitions"]["0"]["leader"]
+    followers = [b for b in replicas if b != leader]
+    first = cluster.client("produce", topic="durable", count=50)
+    assert len(first["acked"]) == 50 and not first["errors"]
+
+    cluster.stop_node(cluster.broker_by_id(followers[0]).name)
+    one_down = cluster.client("produce", topic="durable", count=50)
+    assert len(one_down["acked"]) == 50 and not one_down["errors"]
+
+    cluster.stop_node(cluster.broker_by_id(followers[1]).name)
+    time.sleep(2)  # let the leader shrink the ISR to itself
+    two_down = cluster.client(
+        "produce", topic="durable", count=5, no_retries=True, message_timeout_ms=10000
+    )
+    assert not two_down["acked"]
+    assert (
+        "NOT_ENOUGH_REPLICAS" in two_down["errors"]
+        or "NOT_ENOUGH_REPLICAS_AFTER_APPEND" in two_down["errors"]
+    )
+
+    for follower in followers:
+        cluster.start_node(cluster.broker_by_id(follower).name)
+    wait_full_isr(cluster, "durable", 1)
+    records = cluster.client("consume", topic="durable", expect=100)["records"]
+    assert_exactly_once_in_order(first["acked"] + one_down["acked"], records)
+
+
+def test_leader_sigkill_loses_no_acknowledged_record(restore: LocalCluster) -> None:
+    cluster = restore
+    create(cluster, "failover", partitions=1)
+    producer = cluster.spawn_client(
+        {"op": "produce", "topic": "failover", "count": 3000, "keys": 16, "interval_s": 0.004}
+    )
+    time.sleep(4)
+    leader = cluster.client("leader_of", topic="failover")["leader"]
+    killed_at = time.monotonic()
+    cluster.stop_node(cluster.broker_by_id(leader).name, signal.SIGKILL)
+    new_leader = cluster.client("leader_of", topic="failover", **{"not": leader})["leader"]
+    elapsed = time.monotonic() - killed_at
+    print(f"\nnew leader {new_leader} serves {elapsed:.2f}s after SIGKILL of broker {leader}")
+    assert new_leader not in (-1, leader)
+    out, _ = producer.communicate(timeout=240)
+    produced = json.loads(out.decode().strip().splitlines()[-1])
+    assert len(produced["acked"]) > 0
+    records = cluster.client("consume", topic="failover", expect=len(produced["acked"]))["records"]
+    assert_exactly_once_in_order(produced["acked"], records)
+
+
+def test_quorum_loses_one_controller_keeps_working_loses_majority_stops(
+    restore: LocalCluster,
+) -> None:
+    cluster = restore
+    controllers = [n.name for n in cluster.quorum]
+    cluster.stop_node(controllers[0])
+    assert cluster.client("create_topic", topic="q-one-down", partitions=1, rf=3)["ok"]
+    cluster.stop_node(controllers[1])
+    refused = cluster.client(
+        "create_topic", topic="q-majority-down", partitions=1, rf=3, timeout=200
+    )
+    assert not refused["ok"]
+    cluster.start_node(controllers[0])
+    cluster.start_node(controllers[1])
+    deadline = time.monotonic() + 90
+    while not cluster.client(
+        "create_topic", topic=f"q-back-{int(time.time())}", partitions=1, rf=3
+    )["ok"]:
+        assert time.monotonic() < deadline, "metadata changes did not resume"
+        time.sleep(2)
+
+
+def test_replication_stays_on_the_replication_network(kraft: LocalCluster) -> None:
+    create(kraft, "netsplit", partitions=1)
+    described = kraft.client("describe", topic="netsplit")
+    leader = described["partitions"]["0"]["leader"]
+    followers = [
+        kraft.broker_by_id(b) for b in described["partitions"]["0"]["replicas"] if b != leader
+    ]
+    before = {f.name: kraft.network.byte_counters(f.host) for f in followers}
+    payload = 4000 * 1000  # 4000 records of ~1 kB
+    reply = kraft.client("produce", topic="netsplit", count=4000, value_bytes=1000)
+    assert len(reply["acked"]) == 4000
+    time.sleep(3)
+    for follower in followers:
+        after = kraft.network.byte_counters(follower.host)
+        replication = after["eth-repl"] - before[follower.name]["eth-repl"]
+        client = after["eth-client"] - before[follower.name]["eth-client"]
+        assert replication > payload * 0.9, (follower.name, replication)
+        assert client < payload * 0.1, (follower.name, client)
+    assert set(kraft.network.byte_counters(kraft.client_host)) == {"eth-client"}
+
+
+def test_external_clients_reach_every_broker_through_haproxy(kraft: LocalCluster) -> None:
+    described = create(kraft, "external", partitions=10)
+    leaders = {p["leader"] for p in described["partitions"].values()}
+    assert leaders == {0, 1, 2, 3, 4}
+    produced = kraft.client("produce", external=True, topic="external", count=500, keys=50)
+    assert len(produced["acked"]) == 500 and not produced["errors"]
+    assert {a[2] for a in produced["acked"]} == set(range(10))
+    consumed = kraft.client("consume", external=True, topic="external", expect=500)["records"]
+    assert_exactly_once_in_order(produced["acked"], consumed)
+    probe = kraft.client(
+        "plaintext_probe",
+        host=kraft.topology["external"]["bootstrap_host"],
+        port=kraft.topology["ports"]["external_advertised"],
+    )
+    assert probe["answered"] is False
+
+
+def test_rolling_restart_loses_nothing(restore: LocalCluster) -> None:
+    cluster = restore
+    create(cluster, "rolling", partitions=5)
+    producer = cluster.spawn_client(
+        {
+            "op": "produce",
+            "topic": "rolling",
+            "count": 6000,
+            "keys": 20,
+            "interval_s": 0.01,
+            "message_timeout_ms": 120000,
+        }
+    )
+    for broker in cluster.brokers:
+        cluster.stop_node(broker.name)  # SIGTERM: controlled shutdown moves leadership away
+        cluster.start_node(broker.name)
+        wait_full_isr(cluster, "rolling", 5)
+    out, _ = producer.communicate(timeout=300)
+    produced = json.loads(out.decode().strip().splitlines()[-1])
+    assert len(produced["acked"]) == 6000, produced["errors"][:5]
+    records = cluster.client("consume", topic="rolling", expect=6000, timeout_s=120)["records"]
+    assert_exactly_once_in_order(produced["acked"], records)
