@@ -1,9 +1,73 @@
-"""Commands of this area (placeholder until the area lands)."""
+"""`kafkastack local up|down|apply`: the local Kubernetes control plane and what runs on it."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from kafkastack.provision_commands import STACKS
+from kafkastack.sizing_commands import fail
+
+local = typer.Typer(
+    help="A local control plane (real apiserver/scheduler, kwok nodes in 3 zones).",
+    no_args_is_help=True,
+)
+
+
+@local.command()
+def up() -> None:
+    """Create or reuse the local cluster (idempotent)."""
+    from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+
+    kube = LocalKubernetes()
+    try:
+        kube.up()
+    except LocalClusterError as err:
+        raise fail(str(err)) from None
+    typer.echo(f"local cluster up; kubeconfig: {kube.kubeconfig}")
+
+
+@local.command()
+def down() -> None:
+    """Delete the local cluster."""
+    from infra.localcluster.cluster import LocalKubernetes
+
+    LocalKubernetes().down()
+    typer.echo("local cluster deleted")
+
+
+@local.command()
+def apply(
+    stack: Annotated[str, typer.Option(help="environment to render and apply")] = "local",
+    stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+) -> None:
+    """Render STACK and apply it server-side to the local cluster; print the placement."""
+    from infra import render
+    from infra.config import ConfigError, load_stack
+    from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+    from infra.localcluster.placement import placement_table
+    from infra.model.cluster import ClusterModel
+
+    kube = LocalKubernetes()
+    try:
+        config = load_stack(stacks_dir, stack)
+        model = ClusterModel.from_config(config)
+        with tempfile.TemporaryDirectory(prefix="kafkastack-render-") as tmp:
+            render.write(config, Path(tmp))
+            kube.up()
+            kube.apply_rendered(Path(tmp) / "kubernetes")
+        expected = len(model.brokers) + len(model.quorum) + model.haproxy_replicas
+        pods = kube.wait_scheduled(config.namespace, expected)
+    except (ConfigError, LocalClusterError) as err:
+        raise fail(str(err)) from None
+    from rich.console import Console
+
+    Console().print(placement_table(pods, kube))
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
+    app.add_typer(local, name="local")
