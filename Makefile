@@ -39,7 +39,7 @@ unit: venv
 test: venv system-deps kafka-jars toolchain lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-demo: venv
+demo: venv toolchain
 	$(VENV)/bin/kafkastack demo
 
 bench: venv

@@ -10,7 +10,13 @@ from importlib import metadata
 
 import typer
 
-from kafkastack import cluster_commands, provision_commands, sizing_commands, verify_commands
+from kafkastack import (
+    cluster_commands,
+    demo_commands,
+    provision_commands,
+    sizing_commands,
+    verify_commands,
+)
 
 app = typer.Typer(
     name="kafkastack",
@@ -31,5 +37,11 @@ def version() -> None:
     typer.echo(metadata.version("kafkastack"))
 
 
-for group in (sizing_commands, provision_commands, cluster_commands, verify_commands):
+for group in (
+    sizing_commands,
+    provision_commands,
+    cluster_commands,
+    verify_commands,
+    demo_commands,
+):
     group.register(app)
