@@ -50,7 +50,35 @@ def apply_sizing(
     )
 
 
+def preview(
+    stack: Annotated[str, typer.Option(help="environment to preview")],
+    base: Annotated[str, typer.Option(help="git revision to compare the stack file with")] = "HEAD",
+    markdown: Annotated[bool, typer.Option(help="print the pull-request comment")] = False,
+    out: Annotated[Path | None, typer.Option(help="also write the comment to this file")] = None,
+    stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+) -> None:
+    """What a stack change creates, updates, replaces or deletes (data-loss risks flagged)."""
+    from infra.config import ConfigError
+    from infra.preview import preview as run_preview
+
+    try:
+        found, comment = run_preview(stacks_dir, stack, base)
+    except ConfigError as err:
+        raise fail(str(err)) from None
+    if out is not None:
+        out.write_text(comment, encoding="utf-8")
+    if markdown:
+        typer.echo(comment, nl=False)
+    else:
+        for change in found:
+            flag = "  (data-loss risk)" if change.data_loss_risk else ""
+            typer.echo(f"{change.operation:8} {change.kind}/{change.name}{flag}")
+    if any(c.data_loss_risk for c in found):
+        raise typer.Exit(code=3)
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
     app.command()(render)
     app.command("apply-sizing")(apply_sizing)
+    app.command()(preview)

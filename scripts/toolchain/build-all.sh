@@ -3,6 +3,6 @@
 # The Pulumi Python language host and Kubernetes provider are not here: see docs/toolchain.md.
 set -euo pipefail
 here="$(dirname "$0")"
-for part in etcd kwok kube pulumi; do
+for part in etcd kwok kube pulumi actionlint; do
   "$here/build-$part.sh"
 done
