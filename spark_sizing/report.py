@@ -117,6 +117,12 @@ def _capacity_mb_s(report: SizingReport, per_broker_network_mb_s: float) -> floa
     return surviving * per_broker_network_mb_s * 0.5 / max(fan_out, 1.0)
 
 
+def _horizon(report: SizingReport, last_month: np.datetime64) -> np.datetime64:
+    """The month the projection is for: the last observed month plus the horizon."""
+    months = int(report.parameters.get("horizon_months") or 0)
+    return np.datetime64(last_month.astype("datetime64[M]") + np.timedelta64(months, "M"), "s")
+
+
 def traffic_chart(report: SizingReport, months: Sequence[MonthTotal], network_mb_s: float) -> str:
     fig, ax = plt.subplots(figsize=(8, 3.5))
     x = np.array([m.month for m in months], dtype="datetime64[s]")
@@ -125,7 +131,7 @@ def traffic_chart(report: SizingReport, months: Sequence[MonthTotal], network_mb
     ax.plot(x, [m.peak_egress_mb_s for m in months], label="consumer egress (peak)")
     if len(x):
         ax.scatter(
-            [x[-1]],
+            [_horizon(report, x[-1])],
             [report.cluster.peak_ingress_mb_s],
             marker="*",
             s=120,

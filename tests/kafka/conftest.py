@@ -52,9 +52,12 @@ def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> LocalCluster:
     return cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c."""
+    """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
+
+    Module scope: clusters share the host's namespace names, so one runs at a time.
+    """
     cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)
     yield cluster
     cluster.close()
@@ -68,3 +71,16 @@ def restore(kraft: LocalCluster) -> Iterator[LocalCluster]:
         if node.process is None or node.process.poll() is not None:
             kraft.start_node(node.name)
     kraft.wait_for_brokers(len(kraft.brokers))
+
+
+@pytest.fixture(scope="module")
+def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Kafka 3.9 in ZooKeeper mode: a 3-server ensemble and 3 brokers over zones a, b, c."""
+    cluster = start_cluster(
+        tmp_path_factory.mktemp("zookeeper"),
+        brokers=3,
+        kafka_version="3.9.1",
+        quorum={"kind": "zookeeper", "nodes": 3},
+    )
+    yield cluster
+    cluster.close()
