@@ -128,12 +128,13 @@ class LocalCluster:
             self.start_node(node.name, wait=False)
         for node in self.quorum:
             self._wait_started(node)
-        if not kraft:
-            self._add_zookeeper_scram_user()
         for node in self.brokers:
             self.start_node(node.name, wait=False)
         for node in self.brokers:
             self._wait_started(node)
+        if not kraft:
+            # After the brokers: they create the cluster's chroot, which ConfigCommand needs.
+            self._add_zookeeper_scram_user()
         if self.haproxy_host is not None:
             self._start_haproxy()
         self.wait_for_brokers(len(self.brokers))

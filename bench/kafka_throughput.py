@@ -1,0 +1,194 @@
+"""Benchmark: Kafka's ProducerPerformance/ConsumerPerformance (RF 3, acks=all) on the rendered
+configuration and on Kafka's stock defaults, same machine, alternating runs.
+
+    sudo .venv/bin/python bench/kafka_throughput.py [--records 200000] [--rounds 2]
+
+The rendered cluster runs exactly as `kafkastack verify` starts it (network namespaces, mTLS
+replication, SCRAM clients); the stock cluster runs the same brokers with only the settings
+Kafka cannot start without (ids, listeners, quorum, log dirs) and the same security, so the
+comparison isolates the tuning. Prints MB/s, records/s,
+p50/p99 latency and the rendered/stock ratio. No targets are asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from infra import render
+from infra.config import parse_stack_config
+from infra.verify.cluster import LocalCluster
+from spark_sizing.contract import SizingReport
+
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "infra" / "fixtures" / "sizing.json"
+PRODUCER = re.compile(
+    r"records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\).*?"
+    r"([\d.]+) ms 50th, [\d.]+ ms 95th, ([\d.]+) ms 99th"
+)
+STOCK_KEEP = (
+    "process.roles",
+    "node.id",
+    "broker.id",
+    "listeners",
+    "advertised.listeners",
+    "listener.security.protocol.map",
+    "inter.broker.listener.name",
+    "controller.listener.names",
+    "controller.quorum.bootstrap.servers",
+    "metadata.log.dir",
+    "log.dirs",
+    "zookeeper.connect",
+    "broker.rack",
+    "ssl.",
+    "sasl.",
+    "listener.name.",
+)
+
+
+def stack() -> dict[str, Any]:
+    cluster = SizingReport.model_validate_json(FIXTURE.read_text()).cluster.model_dump(mode="json")
+    return {
+        "platform": "local",
+        "zones": ["a", "b", "c"],
+        "brokers": 3,
+        "external": {"mode": "none"},
+        "sizing": {"schema_version": "1.0", "source": "bench", "cluster": cluster},
+    }
+
+
+def strip_to_stock(render_dir: Path) -> None:
+    """Keep only what a broker needs to start here; every tuning falls back to Kafka's default."""
+    for path in render_dir.glob("config/*/*/*.properties"):
+        kept = [
+            line
+            for line in path.read_text().splitlines()
+            if line.startswith(STOCK_KEEP) or line.startswith("#") or not line.strip()
+        ]
+        path.write_text("\n".join(kept) + "\n")
+
+
+def client_properties(cluster: LocalCluster, directory: Path) -> Path:
+    security = cluster.internal_security()
+    path = directory / "client.properties"
+    path.write_text(
+        f"security.protocol={security['security.protocol']}\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{security["sasl.username"]}" password="{security["sasl.password"]}";\n'
+    )
+    return path
+
+
+def tool(cluster: LocalCluster, main: str, *args: str) -> str:
+    command = [
+        "ip",
+        "netns",
+        "exec",
+        cluster.client_host.namespace,
+        "java",
+        "-Xmx512m",
+        "-cp",
+        f"{cluster.lib}/*",
+        main,
+        *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=600).stdout
+
+
+def run_round(cluster: LocalCluster, records: int, work: Path, label: str) -> dict[str, float]:
+    topic = f"bench-{label}-{len(list(work.iterdir()))}"
+    assert cluster.client(
+        "create_topic", topic=topic, partitions=6, rf=3, config={"min.insync.replicas": 2}
+    )["ok"]
+    props = client_properties(cluster, work)
+    out = tool(
+        cluster,
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        topic,
+        "--num-records",
+        str(records),
+        "--record-size",
+        "1024",
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={cluster.bootstrap}",
+        "acks=all",
+        "--producer.config",
+        str(props),
+    )
+    match = PRODUCER.search(out.strip().splitlines()[-1])
+    assert match, out[-500:]
+    consumed = tool(
+        cluster,
+        "org.apache.kafka.tools.ConsumerPerformance",
+        "--topic",
+        topic,
+        "--messages",
+        str(records),
+        "--bootstrap-server",
+        cluster.bootstrap,
+        "--consumer.config",
+        str(props),
+        "--timeout",
+        "60000",
+    )
+    fields = consumed.strip().splitlines()[-1].split(",")
+    return {
+        "produce_mb_s": float(match[2]),
+        "records_s": float(match[1]),
+        "p50_ms": float(match[3]),
+        "p99_ms": float(match[4]),
+        "consume_mb_s": float(fields[3]),
+    }
+
+
+def start(root: Path, stock: bool) -> LocalCluster:
+    config = parse_stack_config(stack(), "local")
+    render.write(config, root / "render")
+    if stock:
+        strip_to_stock(root / "render")
+    cluster = LocalCluster(root / "render", root / "run", heap_mb=1024)
+    cluster.start()
+    return cluster
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    results: dict[str, list[dict[str, float]]] = {"rendered": [], "stock": []}
+    with tempfile.TemporaryDirectory(prefix="kafkastack-bench-") as tmp:
+        for round_no in range(args.rounds):
+            for label in ("rendered", "stock"):  # alternate, so drift hits both alike
+                root = Path(tmp) / f"{label}-{round_no}"
+                root.mkdir()
+                cluster = start(root, stock=label == "stock")
+                try:
+                    results[label].append(run_round(cluster, args.records, root, label))
+                finally:
+                    cluster.close()
+    header = ("config", "produce MB/s", "records/s", "p50 ms", "p99 ms", "consume MB/s")
+    print(f"{header[0]:<10}" + "".join(f"{h:>14}" for h in header[1:]))
+    medians = {}
+    for label, rows in results.items():
+        medians[label] = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        m = medians[label]
+        print(
+            f"{label:<10}{m['produce_mb_s']:>14.1f}{m['records_s']:>14.0f}{m['p50_ms']:>14.0f}"
+            f"{m['p99_ms']:>14.0f}{m['consume_mb_s']:>14.1f}"
+        )
+    ratio = medians["rendered"]["produce_mb_s"] / medians["stock"]["produce_mb_s"]
+    print(f"rendered/stock produce throughput ratio: {ratio:.2f} (goal ≥ 1.0)")
+
+
+if __name__ == "__main__":
+    main()
