@@ -5,6 +5,8 @@ validate → split accepted / rejected → deduplicate → apply defaults → pe
 
 from __future__ import annotations
 
+from functools import partial
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -32,33 +34,25 @@ def _is_blank(name: str) -> Column:
     return F.col(name).isNull() | (F.trim(F.col(name).cast("string")) == "")
 
 
-def _number_problem(
-    name: str, typed: Column, *, required: bool, check: Column, rule: str
+def _value_problem(
+    name: str, typed: Column, *, required: bool, check: Column, rule: str, integer: bool = False
 ) -> Column:
-    """A reason when the value is missing (if required), not a finite number, or breaks rule."""
-    not_number = typed.isNull() | F.isnan(typed) | (F.abs(typed) == F.lit(INFINITY))
-    problem = (
-        F.when(_is_blank(name), F.lit(f"{name}: missing") if required else F.lit(None))
-        .when(
-            not_number,
-            F.concat(F.lit(f"{name}: not a number: '"), F.col(name).cast("string"), F.lit("'")),
-        )
-        .when(~check, F.concat(F.lit(f"{name}: must be {rule}, got "), F.col(name).cast("string")))
-    )
-    return problem
-
-
-def _integer_problem(
-    name: str, typed: Column, *, required: bool, check: Column, rule: str
-) -> Column:
+    """A reason when the value is missing (if required), unparseable, or breaks `rule`."""
+    if integer:
+        unparsed, kind = typed.isNull(), "an integer"
+    else:
+        unparsed = typed.isNull() | F.isnan(typed) | (F.abs(typed) == F.lit(INFINITY))
+        kind = "a number"
+    text = F.col(name).cast("string")
     return (
         F.when(_is_blank(name), F.lit(f"{name}: missing") if required else F.lit(None))
-        .when(
-            typed.isNull(),
-            F.concat(F.lit(f"{name}: not an integer: '"), F.col(name).cast("string"), F.lit("'")),
-        )
-        .when(~check, F.concat(F.lit(f"{name}: must be {rule}, got "), F.col(name).cast("string")))
+        .when(unparsed, F.concat(F.lit(f"{name}: not {kind}: '"), text, F.lit("'")))
+        .when(~check, F.concat(F.lit(f"{name}: must be {rule}, got "), text))
     )
+
+
+_number_problem = _value_problem
+_integer_problem = partial(_value_problem, integer=True)
 
 
 def validate(raw: DataFrame) -> DataFrame:

@@ -46,3 +46,28 @@ def assert_exactly_once_in_order(acked: list[list[Any]], records: list[list[Any]
         per_key[(key, run)].append(int(sequence))
     for key, sequence in per_key.items():
         assert sequence == sorted(sequence), f"key {key} out of order"
+
+
+def check_min_isr_two(cluster: LocalCluster, topic: str) -> None:
+    """acks=all with min ISR 2: one replica down still writes, two down refuses with
+    NOT_ENOUGH_REPLICAS, and after recovery every acknowledged record is there exactly once."""
+    described = create(cluster, topic, partitions=1)
+    leader = described["partitions"]["0"]["leader"]
+    followers = [b for b in described["partitions"]["0"]["replicas"] if b != leader]
+    all_up = cluster.client("produce", topic=topic, count=50)
+    assert len(all_up["acked"]) == 50 and not all_up["errors"]
+    cluster.stop_node(cluster.broker_by_id(followers[0]).name)
+    one_down = cluster.client("produce", topic=topic, count=50)
+    assert len(one_down["acked"]) == 50 and not one_down["errors"]
+    cluster.stop_node(cluster.broker_by_id(followers[1]).name)
+    time.sleep(2)  # let the leader shrink the ISR to itself
+    two_down = cluster.client(
+        "produce", topic=topic, count=5, no_retries=True, message_timeout_ms=10000
+    )
+    assert not two_down["acked"]
+    assert {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"} & set(two_down["errors"])
+    for follower in followers:
+        cluster.start_node(cluster.broker_by_id(follower).name)
+    wait_full_isr(cluster, topic, 1)
+    records = cluster.client("consume", topic=topic, expect=100)["records"]
+    assert_exactly_once_in_order(all_up["acked"] + one_down["acked"], records)

@@ -9,7 +9,12 @@ import time
 import pytest
 
 from infra.verify.cluster import LocalCluster
-from tests.kafka.checks import assert_exactly_once_in_order, create, wait_full_isr
+from tests.kafka.checks import (
+    assert_exactly_once_in_order,
+    check_min_isr_two,
+    create,
+    wait_full_isr,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -24,34 +29,7 @@ def test_replicas_of_every_partition_sit_on_three_racks(kraft: LocalCluster) -> 
 
 
 def test_min_isr_two_survives_one_broker_and_refuses_at_two(restore: LocalCluster) -> None:
-    cluster = restore
-    described = create(cluster, "durable", partitions=1)
-    replicas = described["partitions"]["0"]["replicas"]
-    leader = described["partitions"]["0"]["leader"]
-    followers = [b for b in replicas if b != leader]
-    first = cluster.client("produce", topic="durable", count=50)
-    assert len(first["acked"]) == 50 and not first["errors"]
-
-    cluster.stop_node(cluster.broker_by_id(followers[0]).name)
-    one_down = cluster.client("produce", topic="durable", count=50)
-    assert len(one_down["acked"]) == 50 and not one_down["errors"]
-
-    cluster.stop_node(cluster.broker_by_id(followers[1]).name)
-    time.sleep(2)  # let the leader shrink the ISR to itself
-    two_down = cluster.client(
-        "produce", topic="durable", count=5, no_retries=True, message_timeout_ms=10000
-    )
-    assert not two_down["acked"]
-    assert (
-        "NOT_ENOUGH_REPLICAS" in two_down["errors"]
-        or "NOT_ENOUGH_REPLICAS_AFTER_APPEND" in two_down["errors"]
-    )
-
-    for follower in followers:
-        cluster.start_node(cluster.broker_by_id(follower).name)
-    wait_full_isr(cluster, "durable", 1)
-    records = cluster.client("consume", topic="durable", expect=100)["records"]
-    assert_exactly_once_in_order(first["acked"] + one_down["acked"], records)
+    check_min_isr_two(restore, "durable")
 
 
 def test_leader_sigkill_loses_no_acknowledged_record(restore: LocalCluster) -> None:

@@ -9,7 +9,11 @@ import time
 import pytest
 
 from infra.verify.cluster import LocalCluster
-from tests.kafka.checks import assert_exactly_once_in_order, create, wait_full_isr
+from tests.kafka.checks import (
+    assert_exactly_once_in_order,
+    check_min_isr_two,
+    create,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -23,25 +27,7 @@ def test_replicas_on_three_racks(zookeeper_cluster: LocalCluster) -> None:
 
 
 def test_min_isr_and_nothing_acknowledged_lost(zookeeper_cluster: LocalCluster) -> None:
-    cluster = zookeeper_cluster
-    described = create(cluster, "zk-durable", partitions=1)
-    leader = described["partitions"]["0"]["leader"]
-    followers = [b for b in described["partitions"]["0"]["replicas"] if b != leader]
-    cluster.stop_node(cluster.broker_by_id(followers[0]).name)
-    one_down = cluster.client("produce", topic="zk-durable", count=50)
-    assert len(one_down["acked"]) == 50 and not one_down["errors"]
-    cluster.stop_node(cluster.broker_by_id(followers[1]).name)
-    time.sleep(2)
-    two_down = cluster.client(
-        "produce", topic="zk-durable", count=5, no_retries=True, message_timeout_ms=10000
-    )
-    assert not two_down["acked"]
-    assert {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"} & set(two_down["errors"])
-    for follower in followers:
-        cluster.start_node(cluster.broker_by_id(follower).name)
-    wait_full_isr(cluster, "zk-durable", 1)
-    records = cluster.client("consume", topic="zk-durable", expect=50)["records"]
-    assert_exactly_once_in_order(one_down["acked"], records)
+    check_min_isr_two(zookeeper_cluster, "zk-durable")
 
 
 def test_leader_sigkill_loses_nothing(zookeeper_cluster: LocalCluster) -> None:
