@@ -111,10 +111,12 @@ def run_sizing(
             files = sources.resolve(input_location, Path(tmp) / "input")
             raw = sources.read(spark, files)
         with stages.stage("validating rows"):
-            validated = transforms.validate(raw).persist(StorageLevel.MEMORY_AND_DISK)
+            # Several passes read the validated rows; DISK_ONLY keeps them serialized off the heap
+            # (unrolling wide rows into memory is what runs a 1 GB default driver out of heap).
+            validated = transforms.validate(raw).persist(StorageLevel.DISK_ONLY)
             read_count, invalid_count = _counts(validated)
             kept, duplicates = transforms.deduplicate(transforms.accepted_rows(validated))
-            kept = kept.persist(StorageLevel.MEMORY_AND_DISK)
+            kept = kept.persist(StorageLevel.DISK_ONLY)
             duplicate_count = duplicates.count()
         with stages.stage("writing rejected rows"):
             _write_rejected(transforms.rejected_rows(validated), duplicates, local_out / "rejected")
