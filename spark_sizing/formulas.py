@@ -273,25 +273,27 @@ def size_cluster(
     max_rf = max(t.replication_factor for t in topics)
     raw = {t.topic: raw_partitions(t, params) for t in topics}
 
-    # Partitions round up to a multiple of the broker count, which can raise the partition
-    # constraint and so the count itself: iterate to the fixed point (two rounds in practice).
-    brokers = 0
-    constraints: dict[str, int] = {}
-    partitions = dict(raw)
-    for _ in range(10):
-        replicas = sum(partitions[t.topic] * t.replication_factor for t in topics)
-        constraints = broker_constraints(load, storage, replicas, max_rf, profile, params)
-        needed = round_up_to_multiple(max(constraints.values()), params.zones)
-        if needed == brokers:
-            break
-        brokers = needed
-        partitions = {
-            t.topic: spread_partitions(raw[t.topic], brokers, t.pinned_partitions is not None)
-            for t in topics
-        }
-    replicas = sum(partitions[t.topic] * t.replication_factor for t in topics)
+    # The partition constraint counts the partitions throughput needs. Rounding each topic up to a
+    # multiple of the broker count must not feed back into the count: with many small topics it
+    # would raise the count, which raises the rounding, without end.
+    raw_replicas = sum(raw[t.topic] * t.replication_factor for t in topics)
+    constraints = broker_constraints(load, storage, raw_replicas, max_rf, profile, params)
+    brokers = round_up_to_multiple(max(constraints.values()), params.zones)
+    spread = {
+        t.topic: spread_partitions(raw[t.topic], brokers, t.pinned_partitions is not None)
+        for t in topics
+    }
+    spread_replicas = sum(spread[t.topic] * t.replication_factor for t in topics)
+    rounding_fits = spread_replicas <= brokers * profile.recommended_partitions
+    partitions = spread if rounding_fits else raw
+    replicas = spread_replicas if rounding_fits else raw_replicas
 
     warnings: list[str] = []
+    if not rounding_fits:
+        warnings.append(
+            "partitions: left at what throughput needs instead of a multiple of the broker count, "
+            f"which would exceed {profile.recommended_partitions} replicas per broker"
+        )
     resources, memory_warnings = broker_resources(load, brokers, profile, params)
     warnings += memory_warnings
     per_broker_gib = storage / brokers / params.disk_fill_target

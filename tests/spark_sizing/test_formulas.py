@@ -159,6 +159,8 @@ def test_cluster_invariants(topics: list[TopicDemand], zones: int, profile: str)
     assert c.brokers >= max(3, max_rf)
     assert c.brokers % zones == 0
     assert c.brokers >= max(c.constraints.values())
+    # The count is the binding constraint rounded to the zones, never more (no feedback loop).
+    assert c.brokers == -(-max(c.constraints.values()) // zones) * zones
     assert c.constraints[c.binding_constraint] == max(c.constraints.values())
     assert sum(c.brokers_per_zone) == c.brokers
     assert max(c.brokers_per_zone) - min(c.brokers_per_zone) <= 1
@@ -189,3 +191,17 @@ def test_storage_is_monotone_in_retention_and_rf(
     )
     assert topic_storage_gib(longer, params) >= base
     assert topic_storage_gib(more_replicas, params) >= base
+
+
+def test_many_small_topics_do_not_inflate_the_broker_count() -> None:
+    # 10k tiny topics: rounding each to a multiple of the brokers once diverged.
+    topics = [
+        demand(topic=f"t{i}", peak_ingress_mb_s=0.01, avg_ingress_mb_s=0.005, consumer_groups=0)
+        for i in range(10_000)
+    ]
+    result = size_cluster(topics, M5_2XL, SizingParameters())
+    c = result.cluster
+    assert c.binding_constraint == "partitions"
+    assert c.brokers == 15  # 10k partitions × RF 3 / 2000 per broker, rounded to 3 zones
+    assert c.partitions_total == 30_000
+    assert any(w.startswith("partitions:") for w in result.warnings)
