@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import signal
 import time
 from collections import defaultdict
 from typing import Any
@@ -71,3 +73,25 @@ def check_min_isr_two(cluster: LocalCluster, topic: str) -> None:
     wait_full_isr(cluster, topic, 1)
     records = cluster.client("consume", topic=topic, expect=100)["records"]
     assert_exactly_once_in_order(all_up["acked"] + one_down["acked"], records)
+
+
+def check_leader_sigkill(cluster: LocalCluster, topic: str, count: int) -> float:
+    """SIGKILL the leader during an idempotent keyed produce: every acknowledged record is read
+    exactly once and in order per key. Returns the seconds until a new leader served."""
+    create(cluster, topic, partitions=1)
+    producer = cluster.spawn_client(
+        {"op": "produce", "topic": topic, "count": count, "keys": 16, "interval_s": 0.004}
+    )
+    time.sleep(3)
+    leader = cluster.client("leader_of", topic=topic)["leader"]
+    killed_at = time.monotonic()
+    cluster.stop_node(cluster.broker_by_id(leader).name, signal.SIGKILL)
+    new_leader = cluster.client("leader_of", topic=topic, **{"not": leader})["leader"]
+    elapsed = time.monotonic() - killed_at
+    assert new_leader not in (-1, leader)
+    out, _ = producer.communicate(timeout=240)
+    produced = json.loads(out.decode().strip().splitlines()[-1])
+    assert produced["acked"], produced["errors"][:5]
+    records = cluster.client("consume", topic=topic, expect=len(produced["acked"]))["records"]
+    assert_exactly_once_in_order(produced["acked"], records)
+    return elapsed
