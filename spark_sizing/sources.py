@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import glob
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,7 +103,3 @@ def _read_csv(spark: SparkSession, paths: list[str]) -> DataFrame:
         .schema(raw_csv_schema([h.strip() for h in header]))
         .csv(paths)
     )
-
-
-def staging_dir() -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix="kafkastack-input-")
