@@ -115,10 +115,13 @@ def run_sizing(
             # (unrolling wide rows into memory is what runs a 1 GB default driver out of heap).
             validated = transforms.validate(raw).persist(StorageLevel.DISK_ONLY)
             read_count, invalid_count = _counts(validated)
-            kept, duplicates = transforms.deduplicate(transforms.accepted_rows(validated))
-            kept = kept.persist(StorageLevel.DISK_ONLY)
-            duplicate_count = duplicates.count()
+        with stages.stage("removing duplicate periods"):
+            good_rows = transforms.accepted_rows(validated)
+            grouped = transforms.one_row_per_key(good_rows).persist(StorageLevel.DISK_ONLY)
+            duplicate_count = transforms.duplicate_count(grouped)
+            kept = transforms.kept_rows(grouped, good_rows.columns)
         with stages.stage("writing rejected rows"):
+            duplicates = transforms.duplicate_rows(good_rows, grouped) if duplicate_count else None
             _write_rejected(transforms.rejected_rows(validated), duplicates, local_out / "rejected")
         accepted = read_count - invalid_count - duplicate_count
         if accepted == 0:
@@ -137,7 +140,7 @@ def run_sizing(
                 MonthTotal(**row.asDict()) for row in transforms.monthly_totals(ready).collect()
             ]
         validated.unpersist()
-        kept.unpersist()
+        grouped.unpersist()
         with stages.stage("sizing the cluster and writing reports"):
             result = size_cluster(sorted(demand, key=lambda d: d.topic), profile, params)
             report = SizingReport(
@@ -188,19 +191,23 @@ def _topic_demand(row: object) -> TopicDemand:
     )
 
 
-def _write_rejected(invalid: DataFrame, duplicates: DataFrame, target: Path) -> None:
+def _write_rejected(invalid: DataFrame, duplicates: DataFrame | None, target: Path) -> None:
     """Invalid rows and duplicates in one CSV with the input's columns and a reason."""
     columns = [c for c in (*ALL_COLUMNS, CORRUPT_RECORD) if c in invalid.columns]
-    as_text = duplicates.select(
-        *[
-            (
-                F.col(c).cast("string") if c in duplicates.columns else F.lit(None).cast("string")
-            ).alias(c)
-            for c in columns
-        ],
-        transforms.REASON,
-    )
-    rows = invalid.select(*columns, transforms.REASON).unionByName(as_text)
+    rows = invalid.select(*columns, transforms.REASON)
+    if duplicates is not None:
+        as_text = duplicates.select(
+            *[
+                (
+                    F.col(c).cast("string")
+                    if c in duplicates.columns
+                    else F.lit(None).cast("string")
+                ).alias(c)
+                for c in columns
+            ],
+            transforms.REASON,
+        )
+        rows = rows.unionByName(as_text)
     rows.coalesce(1).write.mode("overwrite").option("header", "true").csv(str(target))
 
 

@@ -145,8 +145,11 @@ def validate(raw: DataFrame) -> DataFrame:
             rule="in (0, 1]",
         ),
     ]
-    reason = F.concat_ws("; ", *problems)
-    return df.withColumn(REASON, F.when(reason == "", F.lit(None)).otherwise(reason))
+    # Two projections so the long reason expression is evaluated once per row, not twice.
+    joined = df.withColumn(REASON, F.concat_ws("; ", *problems))
+    return joined.withColumn(
+        REASON, F.when(F.col(REASON) == "", F.lit(None)).otherwise(F.col(REASON))
+    )
 
 
 def rejected_rows(validated: DataFrame) -> DataFrame:
@@ -167,25 +170,57 @@ def accepted_rows(validated: DataFrame) -> DataFrame:
 
 
 DUPLICATE_REASON = "duplicate (topic, period_start): kept the row with the highest produce_mb_s"
+KEY = ("topic", "period_start")
+# Among duplicates the winner is the highest of these, in order; null peaks lose (struct order
+# puts nulls first, so max() prefers a value).
+RANKING = ("produce_mb_s", "produce_mb_s_peak", "retention_hours", "consumer_groups")
+COPIES = "copies"
+_BEST = "_best"
+
+
+def _ranked_struct(columns: list[str]) -> Column:
+    rest = [c for c in columns if c not in (*KEY, *RANKING)]
+    return F.struct(*RANKING, *rest)
+
+
+def one_row_per_key(accepted: DataFrame) -> DataFrame:
+    """One row per (topic, period_start): the best row's values and how many copies there were.
+
+    A hash aggregate, not a window: no sort of the whole input, and it is the only full shuffle.
+    """
+    return accepted.groupBy(*KEY).agg(
+        F.count(F.lit(1)).alias(COPIES), F.max(_ranked_struct(accepted.columns)).alias(_BEST)
+    )
+
+
+def kept_rows(grouped: DataFrame, columns: list[str]) -> DataFrame:
+    """The winning row of every key, in the accepted rows' column order."""
+    return grouped.select(*KEY, f"{_BEST}.*").select(*columns)
+
+
+def duplicate_count(grouped: DataFrame) -> int:
+    row = grouped.agg(F.sum(F.col(COPIES) - 1).alias("n")).first()
+    return int(row["n"] or 0) if row is not None else 0
+
+
+def duplicate_rows(accepted: DataFrame, grouped: DataFrame) -> DataFrame:
+    """Every copy but the winner, with `reason`; quarantined, never dropped."""
+    contested = grouped.where(F.col(COPIES) > 1).select(*KEY, _BEST)
+    candidates = accepted.join(contested, list(KEY))
+    is_best = _ranked_struct(accepted.columns).eqNullSafe(F.col(_BEST))
+    order = Window.partitionBy(*KEY).orderBy(is_best.desc())
+    return (
+        candidates.withColumn("_rank", F.row_number().over(order))
+        .where(F.col("_rank") > 1)
+        .select(*accepted.columns)
+        .withColumn(REASON, F.lit(DUPLICATE_REASON))
+    )
 
 
 def deduplicate(accepted: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """One row per (topic, period_start): the highest produce_mb_s wins (sizing stays safe).
-
-    Returns (kept, duplicates); duplicates carry `reason` and are quarantined, not dropped.
-    """
-    order = Window.partitionBy("topic", "period_start").orderBy(
-        F.col("produce_mb_s").desc(),
-        F.col("produce_mb_s_peak").desc_nulls_last(),
-        F.col("retention_hours").desc(),
-        F.col("consumer_groups").desc(),
-    )
-    ranked = accepted.withColumn("_rank", F.row_number().over(order))
-    kept = ranked.where(F.col("_rank") == 1).drop("_rank")
-    duplicates = (
-        ranked.where(F.col("_rank") > 1).drop("_rank").withColumn(REASON, F.lit(DUPLICATE_REASON))
-    )
-    return kept, duplicates
+    """(kept, duplicates): the highest produce_mb_s wins per (topic, period_start)."""
+    grouped = one_row_per_key(accepted)
+    return kept_rows(grouped, accepted.columns), duplicate_rows(accepted, grouped)
 
 
 def with_defaults(df: DataFrame, peak_factor: float) -> DataFrame:
@@ -212,9 +247,15 @@ def topic_demand(df: DataFrame, horizon_months: int) -> DataFrame:
     to the topic's last month's average (a robust base; a fitted intercept swings with noise).
     Peaks scale by the same factor; an older, higher peak is never projected away.
     """
-    first = F.min("period_start").over(Window.partitionBy("topic"))
-    months = df.withColumn("x", F.months_between(F.col("period_start"), first))
-    last_x = F.max("x").over(Window.partitionBy("topic"))
+    # First and last period per topic from a small aggregate joined back by broadcast: a window
+    # here would sort every row by topic.
+    bounds = df.groupBy("topic").agg(
+        F.min("period_start").alias("_first"), F.max("period_start").alias("_last")
+    )
+    months = df.join(F.broadcast(bounds), "topic").withColumn(
+        "x", F.months_between(F.col("period_start"), F.col("_first"))
+    )
+    last_x = F.months_between(F.col("_last"), F.col("_first"))
     recent = months.withColumn("recent", F.col("x") >= last_x - F.lit(1.0))
     per_topic = recent.groupBy("topic").agg(
         F.regr_slope("produce_mb_s", "x").alias("slope"),

@@ -134,6 +134,18 @@ def test_duplicates_keep_the_highest_throughput_and_are_quarantined(spark: Spark
     )
 
 
+def test_identical_copies_keep_one_and_count_the_rest(spark: SparkSession) -> None:
+    row = ("a", "2026-01-01", "2.0", "1", "24")
+    accepted = transforms.accepted_rows(transforms.validate(raw(spark, [row, row, row])))
+    grouped = transforms.one_row_per_key(accepted)
+    assert transforms.duplicate_count(grouped) == 2
+    assert transforms.kept_rows(grouped, accepted.columns).columns == accepted.columns
+    assertDataFrameEqual(
+        transforms.duplicate_rows(accepted, grouped).select("topic", "produce_mb_s"),
+        spark.createDataFrame([("a", 2.0), ("a", 2.0)], "topic string, produce_mb_s double"),
+    )
+
+
 def test_defaults_fill_rf_min_isr_peak_and_compression(spark: SparkSession) -> None:
     df = transforms.accepted_rows(
         transforms.validate(raw(spark, [("a", "2026-01-01", "2", "1", "24")]))
