@@ -11,9 +11,17 @@ import json
 import socket
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import (
+    Consumer,
+    ElectionType,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 
@@ -26,12 +34,23 @@ def _base(req: dict[str, Any]) -> dict[str, Any]:
 
 def create_topic(req: dict[str, Any]) -> dict[str, Any]:
     admin = AdminClient(_base(req))
-    topic = NewTopic(
-        req["topic"],
-        num_partitions=req["partitions"],
-        replication_factor=req["rf"],
-        config={k: str(v) for k, v in req.get("config", {}).items()},
-    )
+    config = {k: str(v) for k, v in req.get("config", {}).items()}
+    if req.get("assignment"):
+        # An explicit replica list per partition; its first broker is the preferred leader.
+        # (librdkafka wants the partition count given with it, and no replication factor.)
+        topic = NewTopic(
+            req["topic"],
+            num_partitions=len(req["assignment"]),
+            replica_assignment=req["assignment"],
+            config=config,
+        )
+    else:
+        topic = NewTopic(
+            req["topic"],
+            num_partitions=req["partitions"],
+            replication_factor=req["rf"],
+            config=config,
+        )
     futures = admin.create_topics([topic], request_timeout=30)
     try:
         futures[req["topic"]].result(timeout=60)
@@ -87,7 +106,11 @@ def produce(req: dict[str, Any]) -> dict[str, Any]:
     padding = "x" * req.get("value_bytes", 0)
     run = time.time_ns()  # values stay unique across producer runs on one topic
     interval = req.get("interval_s", 0.0)
+    # A producer that runs across several failovers stops when the test creates this file.
+    stop_file = Path(req["stop_file"]) if req.get("stop_file") else None
     for i in range(req["count"]):
+        if stop_file is not None and stop_file.exists():
+            break
         key = f"k{i % keys}"
         while True:
             try:
@@ -156,6 +179,20 @@ def leader_of(req: dict[str, Any]) -> dict[str, Any]:
     return {"leader": -1}
 
 
+def elect_preferred(req: dict[str, Any]) -> dict[str, Any]:
+    """Move leadership of every partition of a topic back to its preferred (first) replica."""
+    admin = AdminClient(_base(req))
+    partitions = [TopicPartition(req["topic"], p) for p in range(req["partitions"])]
+    try:
+        results = admin.elect_leaders(ElectionType.PREFERRED, partitions, request_timeout=30)
+        outcome = results.result(timeout=60)
+    except KafkaException as err:
+        return {"ok": False, "error": str(err)}
+    # "Election not needed" comes back as an error for partitions already led by their
+    # preferred replica; the caller checks the leaders it wants, not these strings.
+    return {"ok": True, "errors": {str(tp.partition): str(e) for tp, e in outcome.items() if e}}
+
+
 def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
     """Speak plaintext Kafka to a TLS port: the connection must be refused or closed."""
     # ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "probe".
@@ -177,7 +214,8 @@ def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
 
 
 OPERATIONS = {
-    f.__name__: f for f in (create_topic, describe, produce, consume, leader_of, plaintext_probe)
+    f.__name__: f
+    for f in (create_topic, describe, produce, consume, leader_of, elect_preferred, plaintext_probe)
 }
 
 

@@ -16,6 +16,7 @@ from infra import render
 from infra.verify import network
 from infra.verify.cluster import LocalCluster
 from tests.infra.conftest import config_of, sizing_cluster
+from tests.kafka.checks import FAILOVER_REPORTS
 
 DOMAIN = "kafka.verify.test"
 
@@ -84,3 +85,9 @@ def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loca
     )
     yield cluster
     cluster.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Failover times belong in the CI log, not only in a captured print."""
+    for line in FAILOVER_REPORTS:
+        terminalreporter.write_line(line)

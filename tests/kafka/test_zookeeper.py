@@ -6,9 +6,11 @@ import pytest
 
 from infra.verify.cluster import LocalCluster
 from tests.kafka.checks import (
+    FAILOVER_TRIALS,
     check_leader_sigkill,
     check_min_isr_two,
     create,
+    report_failover,
 )
 
 pytestmark = pytest.mark.kafka
@@ -27,5 +29,6 @@ def test_min_isr_and_nothing_acknowledged_lost(zookeeper_cluster: LocalCluster) 
 
 
 def test_leader_sigkill_loses_nothing(zookeeper_cluster: LocalCluster) -> None:
-    elapsed = check_leader_sigkill(zookeeper_cluster, "zk-failover", count=2000)
-    print(f"\nZooKeeper mode: a new leader served {elapsed:.2f}s after SIGKILL of the old one")
+    elapsed = check_leader_sigkill(zookeeper_cluster, "zk-failover", trials=FAILOVER_TRIALS)
+    assert len(elapsed) == FAILOVER_TRIALS
+    report_failover("ZooKeeper mode", elapsed)
