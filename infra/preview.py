@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from infra import render
 from infra.config import ConfigError, StackConfig, load_stack
 
@@ -45,15 +43,6 @@ def _field(obj: dict[str, Any], dotted: str) -> Any:
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
-
-
-def _objects(config: StackConfig) -> dict[tuple[str, str], dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="kafkastack-preview-") as tmp:
-        render.write(config, Path(tmp))
-        return {
-            (p.parent.name, p.stem): yaml.safe_load(p.read_text(encoding="utf-8"))
-            for p in sorted((Path(tmp) / "kubernetes").glob("*/*.yaml"))
-        }
 
 
 def changes(
@@ -169,6 +158,6 @@ def markdown(
 def preview(stacks_dir: Path, environment: str, base: str) -> tuple[list[Change], str]:
     new = load_stack(stacks_dir, environment)
     old = stack_at(base, environment, stacks_dir)
-    before = _objects(old) if old is not None else {}
-    found = changes(before, _objects(new))
+    before = render.manifests(old) if old is not None else {}
+    found = changes(before, render.manifests(new))
     return found, markdown(environment, base, old, new, found)

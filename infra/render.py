@@ -171,20 +171,26 @@ def topology(model: ClusterModel) -> dict[str, Any]:
     }
 
 
+def manifests(config: StackConfig) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every Kubernetes object the stack declares, by (kind, name)."""
+    objects = {}
+    for resource in capture(config):
+        obj = manifest(resource)
+        if obj is not None:
+            objects[(obj["kind"], obj["metadata"]["name"])] = obj
+    return objects
+
+
 def write(config: StackConfig, out: Path) -> dict[str, int]:
     """Render the stack into `out` (replacing it); returns object counts per kind."""
     model = ClusterModel.from_config(config)
     if out.exists():
         shutil.rmtree(out)
     counts: dict[str, int] = {}
-    for resource in capture(config):
-        obj = manifest(resource)
-        if obj is None:
-            continue
-        kind, name = obj["kind"], obj["metadata"]["name"]
+    for (kind, name), obj in manifests(config).items():
         path = out / "kubernetes" / kind / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(obj, sort_keys=True), encoding="utf-8")
+        path.write_text(yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=True), encoding="utf-8")
         counts[kind] = counts.get(kind, 0) + 1
     topo = topology(model)
     for entry, node in zip(

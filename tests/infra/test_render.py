@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import kubernetes_validate
+import kubernetes_validate.utils
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -20,9 +23,22 @@ CUSTOM_KINDS = {"Certificate", "NetworkAttachmentDefinition", "Route"}
 STACKS = ["local", "dev", "staging", "prod"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _schemas_read_once() -> Iterator[None]:
+    # kubernetes-validate re-reads and re-parses its multi-megabyte definitions file for every
+    # object it checks; the files do not change during a run, so one read each is enough.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            kubernetes_validate.utils,
+            "schema_contents",
+            functools.cache(kubernetes_validate.utils.schema_contents),
+        )
+        yield
+
+
 def objects(out: Path) -> dict[tuple[str, str], dict]:  # type: ignore[type-arg]
     return {
-        (p.parent.name, p.stem): yaml.safe_load(p.read_text())
+        (p.parent.name, p.stem): yaml.load(p.read_text(), Loader=yaml.CSafeLoader)
         for p in sorted((out / "kubernetes").glob("*/*.yaml"))
     }
 
