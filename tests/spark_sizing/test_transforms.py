@@ -137,11 +137,13 @@ def test_duplicates_keep_the_highest_throughput_and_are_quarantined(spark: Spark
 def test_identical_copies_keep_one_and_count_the_rest(spark: SparkSession) -> None:
     row = ("a", "2026-01-01", "2.0", "1", "24")
     accepted = transforms.accepted_rows(transforms.validate(raw(spark, [row, row, row])))
-    grouped = transforms.one_row_per_key(accepted)
-    assert transforms.duplicate_count(grouped) == 2
-    assert transforms.kept_rows(grouped, accepted.columns).columns == accepted.columns
+    ranked = transforms.ranked_copies(accepted)
+    kept = transforms.kept_rows(ranked)
+    assert transforms.duplicate_count(kept) == 2
+    assert kept.count() == 1
+    assert kept.drop(transforms.COPIES).columns == accepted.columns
     assertDataFrameEqual(
-        transforms.duplicate_rows(accepted, grouped).select("topic", "produce_mb_s"),
+        transforms.duplicate_rows(ranked).select("topic", "produce_mb_s"),
         spark.createDataFrame([("a", 2.0), ("a", 2.0)], "topic string, produce_mb_s double"),
     )
 
