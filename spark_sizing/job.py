@@ -152,12 +152,13 @@ def run_sizing(
         with stages.stage("validating rows and removing duplicate periods"):
             validated = transforms.validate(raw)
             ranked = transforms.ranked_copies(transforms.accepted_rows(validated))
-            # Spark's Observation would save the counting pass below, but its get() waits
-            # forever when adaptive execution prunes the observed node (no valid rows at all).
             kept = staging.stage(transforms.kept_rows(ranked), "kept")
-            kept_count, duplicate_count = _kept_and_surplus(kept)
+            accepted, duplicate_count = transforms.kept_and_duplicate_counts(kept)
         with stages.stage("writing rejected rows"):
             invalid = transforms.rejected_rows(validated)
+            # A counting pass of its own: an Observation on the ranking pass would save it, but
+            # its get() waits forever when adaptive execution prunes the observed node (no valid
+            # rows at all).
             invalid_count = invalid.count()
             _write_rejected(
                 # With nothing invalid, limit(0) writes the empty file without another pass.
@@ -165,14 +166,13 @@ def run_sizing(
                 transforms.duplicate_rows(ranked) if duplicate_count else None,
                 local_out / "rejected",
             )
-            read_count = raw.count()  # Parquet answers from its footers
-        if read_count != kept_count + duplicate_count + invalid_count:
+        read_count = raw.count()  # Parquet answers from its footers
+        if read_count != accepted + duplicate_count + invalid_count:
             raise RuntimeError(
-                f"row accounting broke: {read_count} read but {kept_count} kept, "
+                f"row accounting broke: {read_count} read but {accepted} kept, "
                 f"{duplicate_count} duplicates, {invalid_count} invalid; please report this"
             )
         kept = kept.drop(transforms.COPIES)
-        accepted = kept_count
         if accepted == 0:
             _publish(local_out, out)
             raise sources.InputError(
@@ -210,15 +210,6 @@ def run_sizing(
             _write_reports(report, months, profile, local_out)
             _publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
-
-
-def _kept_and_surplus(kept: DataFrame) -> tuple[int, int]:
-    """Rows kept, and copies dropped beside them, from the staged winners."""
-    row = kept.agg(
-        F.count(F.lit(1)).alias("kept"), transforms.surplus_copies().alias("surplus")
-    ).first()
-    assert row is not None
-    return int(row["kept"]), int(row["surplus"] or 0)
 
 
 def _topic_demand(row: object) -> TopicDemand:

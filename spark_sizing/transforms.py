@@ -204,14 +204,11 @@ def kept_rows(ranked: DataFrame) -> DataFrame:
     return ranked.where(F.col(RANK) == 1).drop(RANK)
 
 
-def surplus_copies() -> Column:
-    """Aggregate over kept rows: copies beyond the first of each key (null when empty)."""
-    return F.sum(F.col(COPIES) - 1)
-
-
-def duplicate_count(kept: DataFrame) -> int:
-    row = kept.agg(surplus_copies().alias("n")).first()
-    return int(row["n"] or 0) if row is not None else 0
+def kept_and_duplicate_counts(kept: DataFrame) -> tuple[int, int]:
+    """Rows kept, and copies dropped beside them, in one pass over the winners."""
+    row = kept.agg(F.count(F.lit(1)).alias("kept"), F.sum(F.col(COPIES) - 1).alias("dups")).first()
+    assert row is not None  # a global aggregate always yields one row
+    return int(row["kept"]), int(row["dups"] or 0)
 
 
 def duplicate_rows(ranked: DataFrame) -> DataFrame:

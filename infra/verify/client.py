@@ -35,22 +35,15 @@ def _base(req: dict[str, Any]) -> dict[str, Any]:
 def create_topic(req: dict[str, Any]) -> dict[str, Any]:
     admin = AdminClient(_base(req))
     config = {k: str(v) for k, v in req.get("config", {}).items()}
-    if req.get("assignment"):
-        # An explicit replica list per partition; its first broker is the preferred leader.
-        # (librdkafka wants the partition count given with it, and no replication factor.)
-        topic = NewTopic(
-            req["topic"],
-            num_partitions=len(req["assignment"]),
-            replica_assignment=req["assignment"],
-            config=config,
-        )
-    else:
-        topic = NewTopic(
-            req["topic"],
-            num_partitions=req["partitions"],
-            replication_factor=req["rf"],
-            config=config,
-        )
+    assignment = req.get("assignment")
+    # An explicit replica list per partition (its first broker is the preferred leader) comes
+    # with the partition count and without a replication factor, as librdkafka requires.
+    shape = (
+        {"num_partitions": len(assignment), "replica_assignment": assignment}
+        if assignment
+        else {"num_partitions": req["partitions"], "replication_factor": req["rf"]}
+    )
+    topic = NewTopic(req["topic"], config=config, **shape)
     futures = admin.create_topics([topic], request_timeout=30)
     try:
         futures[req["topic"]].result(timeout=60)
