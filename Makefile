@@ -7,7 +7,7 @@ VENV := .venv
 export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
 export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
 
-.PHONY: demo test lint unit venv toolchain kafka-jars system-deps bench clean
+.PHONY: demo test lint unit venv toolchain kafka-jars spark-jars system-deps bench clean
 
 venv: $(VENV)/.installed
 
@@ -25,6 +25,10 @@ system-deps:
 kafka-jars: system-deps
 	scripts/kafka/fetch.sh
 
+# Spark's s3a connector at the pyspark wheel's Hadoop version (the venv tells which).
+spark-jars: venv system-deps
+	scripts/spark/fetch.sh
+
 toolchain:
 	scripts/toolchain/build-all.sh
 
@@ -36,7 +40,7 @@ lint: venv
 unit: venv
 	$(VENV)/bin/pytest -m "not kafka and not cluster" $(PYTEST_ARGS)
 
-test: venv system-deps kafka-jars toolchain lint
+test: venv system-deps kafka-jars spark-jars toolchain lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 demo: venv toolchain

@@ -23,6 +23,12 @@ class Granularity(StrEnum):
     monthly = "monthly"
 
 
+class S3ReadMode(StrEnum):
+    auto = "auto"
+    download = "download"
+    s3a = "s3a"
+
+
 class FileFormat(StrEnum):
     csv = "csv"
     jsonl = "jsonl"
@@ -48,6 +54,16 @@ def size(
         float, typer.Option(help="peak/avg when produce_mb_s_peak is absent")
     ] = 2.0,
     target_utilisation: Annotated[float, typer.Option(help="per-broker target utilisation")] = 0.5,
+    s3_read: Annotated[
+        S3ReadMode,
+        typer.Option(
+            help="s3:// input: download (boto3 to the driver), s3a (Spark reads S3), "
+            "auto (s3a above --s3a-threshold-mib when the connector is loaded)"
+        ),
+    ] = S3ReadMode.auto,
+    s3a_threshold_mib: Annotated[
+        float, typer.Option(min=0, help="--s3-read auto: s3a when the input totals more MiB")
+    ] = 256.0,
 ) -> None:
     """Size a Kafka cluster from projected throughput.
 
@@ -57,7 +73,7 @@ def size(
     from spark_sizing.job import run_sizing
     from spark_sizing.profiles import ProfileError, load_profile
     from spark_sizing.s3 import S3Error
-    from spark_sizing.sources import InputError
+    from spark_sizing.sources import MIB, InputError, S3Read
 
     try:
         params = SizingParameters(
@@ -68,7 +84,8 @@ def size(
             target_utilisation=target_utilisation,
         )
         hardware = load_profile(profile)
-        run = run_sizing(input, out, hardware, params)
+        s3_policy = S3Read(s3_read.value, int(s3a_threshold_mib * MIB))
+        run = run_sizing(input, out, hardware, params, s3_read=s3_policy)
     except ValidationError as err:
         first = err.errors()[0]
         raise fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from spark_sizing import s3, sources, transforms
+from spark_sizing import s3, s3a, sources, transforms
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
 from spark_sizing.profiles import HardwareProfile
@@ -31,12 +31,18 @@ from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
 
 
-def spark_session() -> SparkSession:
-    """The session, with local defaults that spark-submit or spark-defaults.conf may override."""
+def spark_session(reads_s3: bool = False) -> SparkSession:
+    """The session, with local defaults that spark-submit or spark-defaults.conf may override.
+
+    `reads_s3` adds the cached s3a connector; the jars cost about a second of JVM start, so
+    local inputs go without."""
     # The console progress bar would fight rich's progress lines on the same terminal.
     builder = SparkSession.builder.appName("kafkastack-sizing").config(
         "spark.ui.showConsoleProgress", "false"
     )
+    if reads_s3:
+        # s3a's jars must be named before the JVM starts; spark-submit's --jars/--packages win.
+        builder = s3a.with_connector(builder)
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -136,9 +142,10 @@ def run_sizing(
     *,
     spark: SparkSession | None = None,
     show_progress: bool = True,
+    s3_read: sources.S3Read = sources.DEFAULT_S3_READ,
 ) -> SizingRun:
     """Size a cluster from projections at `input_location`; write every output to `out`."""
-    spark = spark or spark_session()
+    spark = spark or spark_session(reads_s3=s3.is_s3(input_location))
     with (
         tempfile.TemporaryDirectory(prefix="kafkastack-") as tmp,
         _Staging(spark, Path(tmp)) as staging,
@@ -147,7 +154,7 @@ def run_sizing(
         local_out = Path(tmp) / "out" if s3.is_s3(out) else Path(out)
         local_out.mkdir(parents=True, exist_ok=True)
         with stages.stage(f"reading {input_location}"):
-            files = sources.resolve(input_location, Path(tmp) / "input")
+            files = sources.resolve(input_location, Path(tmp) / "input", spark, s3_read)
             raw = sources.read(spark, files)
         with stages.stage("validating rows and removing duplicate periods"):
             validated = transforms.validate(raw)

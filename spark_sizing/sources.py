@@ -1,15 +1,22 @@
-"""Reading projections: CSV, Parquet or JSON Lines from a file, directory, glob or s3:// prefix."""
+"""Reading projections: CSV, Parquet or JSON Lines from a file, directory, glob or s3:// prefix.
+
+An `s3://` prefix is listed with boto3, then either downloaded to the driver or handed to Spark
+as `s3a://` paths (`S3Read`): downloading needs nothing beyond boto3, s3a spares the driver's
+disk and lets executors read in parallel.
+"""
 
 from __future__ import annotations
 
 import csv
 import glob
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_sizing import s3
+from spark_sizing import s3, s3a
 from spark_sizing.schema import CORRUPT_RECORD, REQUIRED, raw_csv_schema
 
 FORMATS = {
@@ -25,22 +32,66 @@ class InputError(RuntimeError):
     """Input that cannot be read at all; the message names the path or column and the fix."""
 
 
+MIB = 1024 * 1024
+S3ReadMode = Literal["auto", "download", "s3a"]
+Reader = Literal["local", "download", "s3a"]
+
+
+@dataclass(frozen=True)
+class S3Read:
+    """How an `s3://` input reaches Spark (`kafkastack size --s3-read`, `--s3a-threshold-mib`)."""
+
+    mode: S3ReadMode = "auto"
+    """download: boto3 to the driver; s3a: Spark reads S3 itself; auto: s3a above the threshold
+    when the connector is loaded, else download."""
+    threshold_bytes: int = 256 * MIB
+    """auto uses s3a when the listed objects total more than this (default 256 MiB)."""
+
+
+DEFAULT_S3_READ = S3Read()
+
+
 @dataclass(frozen=True)
 class InputFiles:
     paths: list[str]
     format: str
+    reader: Reader = "local"
+    # The listed objects behind s3a paths: a CSV header is fetched from the first by byte range.
+    s3_objects: tuple[s3.S3Object, ...] = ()
 
 
-def resolve(location: str, staging: Path) -> InputFiles:
-    """Local paths of the input files, fetching s3:// prefixes into `staging` first."""
-    if s3.is_s3(location):
-        try:
-            files = [str(p) for p in s3.download_prefix(location, staging)]
-        except s3.S3Error as err:
-            raise InputError(str(err)) from None
-    else:
-        files = _local_files(location)
-    return InputFiles(paths=sorted(files), format=_single_format(location, files))
+def resolve(
+    location: str, staging: Path, spark: SparkSession, s3_read: S3Read = DEFAULT_S3_READ
+) -> InputFiles:
+    """The input files: local paths, or for s3:// prefixes downloads into `staging` or s3a URLs."""
+    if not s3.is_s3(location):
+        files = sorted(_local_files(location))
+        return InputFiles(paths=files, format=_single_format(location, files))
+    try:
+        objects = sorted(s3.list_prefix(location), key=lambda o: o.key)
+        # Checked before anything is fetched: a mixed prefix fails at once.
+        file_format = _single_format(location, [o.url for o in objects])
+        if use_s3a(s3_read, sum(o.size for o in objects), lambda: s3a.connector_loaded(spark)):
+            s3a.configure(spark)
+            return InputFiles([o.s3a_url for o in objects], file_format, "s3a", tuple(objects))
+        local = [str(p) for p in s3.download(objects, staging)]
+    except s3.S3Error as err:
+        raise InputError(str(err)) from None
+    return InputFiles(local, file_format, "download")
+
+
+def use_s3a(policy: S3Read, total_bytes: int, connector_loaded: Callable[[], bool]) -> bool:
+    """Whether to read through s3a; `connector_loaded` is asked only when it matters."""
+    if policy.mode == "download":
+        return False
+    if policy.mode == "s3a":
+        if not connector_loaded():
+            raise InputError(
+                "--s3-read s3a: Spark's s3a connector (hadoop-aws) is not on this session's "
+                f"classpath; {s3a.missing_fix()}, or use --s3-read download"
+            )
+        return True
+    return total_bytes > policy.threshold_bytes and connector_loaded()
 
 
 def _local_files(location: str) -> list[str]:
@@ -72,16 +123,18 @@ def _single_format(location: str, files: list[str]) -> str:
 
 def read(spark: SparkSession, files: InputFiles) -> DataFrame:
     """The raw rows, text-typed where the format allows, with missing required columns refused."""
-    if files.format == "csv":
-        df = _read_csv(spark, files.paths)
-    elif files.format == "json":
-        df = (
-            spark.read.option("primitivesAsString", "true")
-            .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-            .json(files.paths)
-        )
-    else:
-        df = spark.read.parquet(*files.paths)
+    try:
+        df = _dataframe(spark, files)
+    except InputError:
+        raise
+    except Exception as err:
+        if files.reader != "s3a":
+            raise
+        raise InputError(
+            f"--input {files.paths[0]}: Spark's s3a reader failed ({_root_cause(err)}); check the "
+            "endpoint and region (shared with boto3) and the AWS credentials in Spark's "
+            "environment, or use --s3-read download"
+        ) from None
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(
@@ -91,15 +144,48 @@ def read(spark: SparkSession, files: InputFiles) -> DataFrame:
     return df
 
 
-def _read_csv(spark: SparkSession, paths: list[str]) -> DataFrame:
-    with open(paths[0], newline="", encoding="utf-8") as handle:
-        header = next(csv.reader(handle), [])
+def _root_cause(err: Exception) -> str:
+    """One line for a Spark failure: the innermost Java cause names it (missing class, 403…)."""
+    java = getattr(err, "java_exception", None)  # py4j's error for a failed JVM call
+    while java is not None and java.getCause() is not None:
+        java = java.getCause()
+    lines = str(java.toString() if java is not None else err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
+def _dataframe(spark: SparkSession, files: InputFiles) -> DataFrame:
+    if files.format == "csv":
+        return _read_csv(spark, files)
+    if files.format == "json":
+        return (
+            spark.read.option("primitivesAsString", "true")
+            .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
+            .json(files.paths)
+        )
+    return spark.read.parquet(*files.paths)
+
+
+def _read_csv(spark: SparkSession, files: InputFiles) -> DataFrame:
+    header = _csv_header(files)
     if not header:
-        raise InputError(f"--input {paths[0]}: empty file, expected a header row")
+        raise InputError(f"--input {files.paths[0]}: empty file, expected a header row")
     return (
         spark.read.option("header", "true")
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
         .schema(raw_csv_schema([h.strip() for h in header]))
-        .csv(paths)
+        .csv(files.paths)
     )
+
+
+def _csv_header(files: InputFiles) -> list[str]:
+    """The first file's header row; s3a files stay in S3, so only their first line is fetched."""
+    try:
+        if files.s3_objects:
+            return next(csv.reader([s3.first_line(files.s3_objects[0])]), [])
+        with open(files.paths[0], newline="", encoding="utf-8") as handle:
+            return next(csv.reader(handle), [])
+    except UnicodeDecodeError:
+        raise InputError(f"--input {files.paths[0]}: not UTF-8 text; save it as UTF-8") from None
+    except s3.S3Error as err:
+        raise InputError(str(err)) from None

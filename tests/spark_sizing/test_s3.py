@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-import boto3
 import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
@@ -14,19 +13,6 @@ from kafkastack.cli import app
 from spark_sizing.job import SAMPLE_INPUT
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
-
-
-@pytest.fixture
-def s3_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> object:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "KAFKASTACK_S3_ENDPOINT": moto_endpoint,
-    }.items():
-        monkeypatch.setenv(key, value)
-    client = boto3.client("s3", endpoint_url=moto_endpoint)
-    return client
 
 
 def test_sizes_from_s3_and_writes_back_to_s3(spark: SparkSession, s3_env: object) -> None:
