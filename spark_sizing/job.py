@@ -9,19 +9,19 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import uuid
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from spark_sizing import s3, s3a, sources, transforms
+from spark_sizing import s3, s3a, sources, transforms, validation
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
 from spark_sizing.profiles import HardwareProfile
@@ -29,6 +29,17 @@ from spark_sizing.report import MonthTotal, html_report, markdown
 from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
+
+
+# The job's one big shuffle (rows grouped by topic) is sized by adaptive execution: partitions of
+# about 16 MB keep each sort in memory under the default 1 GB driver (8 fixed partitions spilled
+# 1 GB at 50M rows), and small inputs coalesce to a few partitions.
+SESSION_DEFAULTS = {
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16m",
+    # The per-(topic, month) pieces are persisted, and Spark plans a cached query with
+    # adaptive coalescing off unless this is set: 200 tiny tasks instead of a few dozen.
+    "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+}
 
 
 def spark_session(reads_s3: bool = False) -> SparkSession:
@@ -47,50 +58,55 @@ def spark_session(reads_s3: bool = False) -> SparkSession:
     if active is not None:
         return active
     spark = builder.getOrCreate()
-    conf = spark.conf
-    if (conf.get("spark.master", "") or "").startswith("local"):
-        # Small shuffles on a laptop: 200 partitions of a few rows each cost more than the work.
-        conf.set("spark.sql.shuffle.partitions", "8")
+    submitted = spark.sparkContext.getConf()
+    for key, value in SESSION_DEFAULTS.items():
+        if not submitted.contains(key):
+            spark.conf.set(key, value)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-STAGING_CONF = "spark.kafkastack.stagingDir"
+EXCLUDED_AQE_RULES = "spark.sql.adaptive.optimizer.excludedRules"
+PROPAGATE_EMPTY = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
 
 
-class _Staging:
-    """Intermediate results written as Parquet and read back.
+@contextmanager
+def _observed_plan_kept_whole(spark: SparkSession) -> Iterator[None]:
+    """Keeps adaptive execution from pruning an observed plan around an empty stage.
 
-    The de-duplicated rows feed two aggregations; re-reading compact Parquet costs less than
-    recomputing the ranking or persisting rows in Spark's block store (on 10M rows a DISK_ONLY
-    persist cost 18 s). Local runs stage under the job's temporary directory; on a cluster, set
-    `spark.kafkastack.stagingDir` to a folder every executor reaches (hdfs://, s3a://); each run
-    uses its own subfolder and removes it.
-    """
+    SPARK-54620 (open in Spark 4.0): when no row passes validation, the empty shuffle lets
+    adaptive execution replace the plan above and below it, metrics node included, and
+    Observation.get then waits forever. Only the counted action runs with the rule off."""
+    before = spark.conf.get(EXCLUDED_AQE_RULES, None)
+    spark.conf.set(EXCLUDED_AQE_RULES, ",".join(r for r in (before, PROPAGATE_EMPTY) if r))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(EXCLUDED_AQE_RULES)
+        else:
+            spark.conf.set(EXCLUDED_AQE_RULES, before)
 
-    def __init__(self, spark: SparkSession, local_tmp: Path) -> None:
-        self._spark = spark
-        configured = spark.conf.get(STAGING_CONF, None)
-        base = configured.rstrip("/") if configured else (local_tmp / "staging").as_uri()
-        self.root = f"{base}/run-{uuid.uuid4().hex}"
 
-    def stage(self, df: DataFrame, name: str) -> DataFrame:
-        path = f"{self.root}/{name}"
-        df.write.mode("overwrite").parquet(path)
-        return self._spark.read.parquet(path)
+OBSERVATION_WAIT_S = 60.0
 
-    def __enter__(self) -> _Staging:
-        return self
 
-    def __exit__(self, *_: object) -> None:
-        self.remove()
+def _observed_counts(observation: Observation, *names: str) -> tuple[int, ...]:
+    """The observed counts, or a clear error if Spark never reports them.
 
-    def remove(self) -> None:
-        jvm = self._spark.sparkContext._jvm
-        assert jvm is not None
-        path = jvm.org.apache.hadoop.fs.Path(self.root)
-        hadoop_conf = self._spark.sparkContext._jsc.hadoopConfiguration()
-        path.getFileSystem(hadoop_conf).delete(path, True)
+    Metrics reach the driver through the listener bus shortly after the action; Observation.get
+    would wait forever if they never come, so the wait has a deadline."""
+    future = observation._jo.future() if observation._jo is not None else None
+    deadline = time.monotonic() + OBSERVATION_WAIT_S
+    while future is not None and not future.isCompleted():
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"Spark did not report the row counts within {OBSERVATION_WAIT_S:.0f} s after "
+                "the aggregation finished; please report this with the Spark version"
+            )
+        time.sleep(0.05)
+    metrics = observation.get
+    return tuple(int(metrics[name]) for name in names)
 
 
 @dataclass(frozen=True)
@@ -148,7 +164,6 @@ def run_sizing(
     spark = spark or spark_session(reads_s3=s3.is_s3(input_location))
     with (
         tempfile.TemporaryDirectory(prefix="kafkastack-") as tmp,
-        _Staging(spark, Path(tmp)) as staging,
         _Stages(show_progress) as stages,
     ):
         local_out = Path(tmp) / "out" if s3.is_s3(out) else Path(out)
@@ -156,30 +171,33 @@ def run_sizing(
         with stages.stage(f"reading {input_location}"):
             files = sources.resolve(input_location, Path(tmp) / "input", spark, s3_read)
             raw = sources.read(spark, files)
-        with stages.stage("validating rows and removing duplicate periods"):
-            validated = transforms.validate(raw)
-            ranked = transforms.ranked_copies(transforms.accepted_rows(validated))
-            kept = staging.stage(transforms.kept_rows(ranked), "kept")
-            accepted, duplicate_count = transforms.kept_and_duplicate_counts(kept)
-        with stages.stage("writing rejected rows"):
-            invalid = transforms.rejected_rows(validated)
-            # A counting pass of its own: an Observation on the ranking pass would save it, but
-            # its get() waits forever when adaptive execution prunes the observed node (no valid
-            # rows at all).
-            invalid_count = invalid.count()
-            _write_rejected(
-                # With nothing invalid, limit(0) writes the empty file without another pass.
-                invalid if invalid_count else invalid.limit(0),
-                transforms.duplicate_rows(ranked) if duplicate_count else None,
-                local_out / "rejected",
+        with stages.stage("validating rows, marking duplicate periods, aggregating per month"):
+            validated = validation.validate(raw)
+            # Rows read and rows invalid are counted in the same scan that feeds the aggregation.
+            counted = Observation("rows")
+            observed = validated.observe(
+                counted,
+                F.count(F.lit(1)).alias("read"),
+                F.count(F.col(validation.REASON)).alias("invalid"),
             )
-        read_count = raw.count()  # Parquet answers from its footers
+            # The cached plan takes the session's settings when it is defined, so the rule is
+            # off from persist() on.
+            with _observed_plan_kept_whole(spark):
+                pieces = transforms.topic_month_pieces(
+                    transforms.with_defaults(
+                        transforms.mark_duplicates(validation.accepted_rows(observed)),
+                        params.peak_factor,
+                    )
+                ).persist()
+                accepted, duplicate_count = transforms.row_counts(pieces)
+            read_count, invalid_count = _observed_counts(counted, "read", "invalid")
         if read_count != accepted + duplicate_count + invalid_count:
             raise RuntimeError(
                 f"row accounting broke: {read_count} read but {accepted} kept, "
                 f"{duplicate_count} duplicates, {invalid_count} invalid; please report this"
             )
-        kept = kept.drop(transforms.COPIES)
+        with stages.stage("writing rejected rows"):
+            _write_rejected(validated, invalid_count, duplicate_count, local_out / "rejected")
         if accepted == 0:
             _publish(local_out, out)
             raise sources.InputError(
@@ -187,14 +205,14 @@ def run_sizing(
                 f"see the reasons in {out.rstrip('/')}/rejected/ and fix the input"
             )
         with stages.stage("projecting demand per topic"):
-            ready = transforms.with_defaults(kept, params.peak_factor)
             demand = [
                 _topic_demand(row)
-                for row in transforms.topic_demand(ready, params.horizon_months).collect()
+                for row in transforms.topic_demand(pieces, params.horizon_months).collect()
             ]
             months = [
-                MonthTotal(**row.asDict()) for row in transforms.monthly_totals(ready).collect()
+                MonthTotal(**row.asDict()) for row in transforms.monthly_totals(pieces).collect()
             ]
+            pieces.unpersist()
         with stages.stage("sizing the cluster and writing reports"):
             result = size_cluster(sorted(demand, key=lambda d: d.topic), profile, params)
             report = SizingReport(
@@ -235,11 +253,20 @@ def _topic_demand(row: object) -> TopicDemand:
     )
 
 
-def _write_rejected(invalid: DataFrame, duplicates: DataFrame | None, target: Path) -> None:
-    """Invalid rows and duplicates in one CSV with the input's columns and a reason."""
-    columns = [c for c in (*ALL_COLUMNS, CORRUPT_RECORD) if c in invalid.columns]
-    rows = invalid.select(*columns, transforms.REASON)
-    if duplicates is not None:
+def _write_rejected(
+    validated: DataFrame, invalid_count: int, duplicate_count: int, target: Path
+) -> None:
+    """Invalid rows and duplicates in one CSV with the input's columns and a reason.
+
+    Only a run that rejected something pays for the pass that finds those rows again; otherwise
+    the file holds just the header."""
+    columns = [c for c in (*ALL_COLUMNS, CORRUPT_RECORD) if c in validated.columns]
+    invalid = validation.rejected_rows(validated).select(*columns, validation.REASON)
+    rows = invalid if invalid_count else invalid.limit(0)
+    if duplicate_count:
+        duplicates = transforms.duplicate_rows(
+            transforms.mark_duplicates(validation.accepted_rows(validated))
+        )
         as_text = duplicates.select(
             *[
                 (
@@ -249,7 +276,7 @@ def _write_rejected(invalid: DataFrame, duplicates: DataFrame | None, target: Pa
                 ).alias(c)
                 for c in columns
             ],
-            transforms.REASON,
+            validation.REASON,
         )
         rows = rows.unionByName(as_text)
     rows.coalesce(1).write.mode("overwrite").option("header", "true").csv(str(target))

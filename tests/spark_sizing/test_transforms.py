@@ -8,7 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from spark_sizing import transforms
+from spark_sizing import transforms, validation
 from spark_sizing.schema import ALL_COLUMNS
 
 HEADER = ["topic", "period_start", "produce_mb_s", "consumer_groups", "retention_hours"]
@@ -23,13 +23,13 @@ def raw(
 def reasons(
     spark: SparkSession, rows: list[tuple[str | None, ...]], header: list[str] = HEADER
 ) -> list[str | None]:
-    validated = transforms.validate(raw(spark, rows, header))
-    return [r[transforms.REASON] for r in validated.select(transforms.REASON).collect()]
+    validated = validation.validate(raw(spark, rows, header))
+    return [r[validation.REASON] for r in validated.select(validation.REASON).collect()]
 
 
 def test_good_row_has_no_reason_and_typed_values(spark: SparkSession) -> None:
-    validated = transforms.validate(raw(spark, [("orders", "2026-01-01", "1.5", "2", "24")]))
-    accepted = transforms.accepted_rows(validated).select(
+    validated = validation.validate(raw(spark, [("orders", "2026-01-01", "1.5", "2", "24")]))
+    accepted = validation.accepted_rows(validated).select(
         "topic",
         "period_start",
         "produce_mb_s",
@@ -97,59 +97,116 @@ def test_optional_columns_are_checked_when_present(spark: SparkSession) -> None:
     ]
 
 
+def test_typed_columns_are_checked_without_text_casts(spark: SparkSession) -> None:
+    # Parquet delivers numbers as numbers: null is "missing", NaN is "not a number".
+    typed = spark.createDataFrame(
+        [
+            ("a", datetime(2026, 1, 1), 1.5, 2, 24.0),
+            ("a", datetime(2026, 1, 2), None, 2, 24.0),
+            ("a", datetime(2026, 1, 3), float("nan"), 2, 24.0),
+            ("a", None, 1.0, 3_000_000_000, -1.0),
+        ],
+        "topic string, period_start timestamp, produce_mb_s double, consumer_groups long, "
+        "retention_hours double",
+    )
+    got = [r[validation.REASON] for r in validation.validate(typed).collect()]
+    assert got == [
+        None,
+        "produce_mb_s: missing",
+        "produce_mb_s: not a number: 'NaN'",
+        "period_start: missing; consumer_groups: not an integer: '3000000000'; "
+        "retention_hours: must be > 0, got -1.0",
+    ]
+
+
 def test_rejected_rows_keep_their_original_text(spark: SparkSession) -> None:
-    validated = transforms.validate(raw(spark, [("a", "2026-01-01", "oops", "1", "24")]))
-    rejected = transforms.rejected_rows(validated).select(*HEADER, transforms.REASON)
+    validated = validation.validate(raw(spark, [("a", "2026-01-01", "oops", "1", "24")]))
+    rejected = validation.rejected_rows(validated).select(*HEADER, validation.REASON)
     expected = spark.createDataFrame(
         [("a", "2026-01-01", "oops", "1", "24", "produce_mb_s: not a number: 'oops'")],
-        ", ".join(f"{c} string" for c in [*HEADER, transforms.REASON]),
+        ", ".join(f"{c} string" for c in [*HEADER, validation.REASON]),
     )
     assertDataFrameEqual(rejected, expected)
 
 
-def test_duplicates_keep_the_highest_throughput_and_are_quarantined(spark: SparkSession) -> None:
-    validated = transforms.validate(
-        raw(
-            spark,
-            [
-                ("a", "2026-01-01", "1.0", "1", "24"),
-                ("a", "2026-01-01", "3.0", "1", "24"),
-                ("a", "2026-01-02", "2.0", "1", "24"),
-            ],
-        )
+def marked(spark: SparkSession, rows: list[tuple[str | None, ...]]) -> DataFrame:
+    return transforms.mark_duplicates(
+        validation.accepted_rows(validation.validate(raw(spark, rows)))
     )
-    kept, dups = transforms.deduplicate(transforms.accepted_rows(validated))
+
+
+def test_duplicates_keep_the_highest_throughput_and_are_quarantined(spark: SparkSession) -> None:
+    rows = marked(
+        spark,
+        [
+            ("a", "2026-01-01", "1.0", "1", "24"),
+            ("a", "2026-01-01", "3.0", "1", "24"),
+            ("a", "2026-01-02", "2.0", "1", "24"),
+            ("b", "2026-01-01", "1.0", "1", "24"),  # same period, other topic: not a copy
+        ],
+    )
     assertDataFrameEqual(
-        kept.select("period_start", "produce_mb_s"),
+        transforms.kept_rows(rows).select("topic", "period_start", "produce_mb_s"),
         spark.createDataFrame(
-            [(datetime(2026, 1, 1), 3.0), (datetime(2026, 1, 2), 2.0)],
-            "period_start timestamp, produce_mb_s double",
+            [
+                ("a", datetime(2026, 1, 1), 3.0),
+                ("a", datetime(2026, 1, 2), 2.0),
+                ("b", datetime(2026, 1, 1), 1.0),
+            ],
+            "topic string, period_start timestamp, produce_mb_s double",
         ),
     )
     assertDataFrameEqual(
-        dups.select("produce_mb_s", transforms.REASON),
+        transforms.duplicate_rows(rows).select("produce_mb_s", validation.REASON),
         spark.createDataFrame(
             [(1.0, transforms.DUPLICATE_REASON)], "produce_mb_s double, reason string"
         ),
     )
 
 
+def test_equal_throughput_copies_are_ranked_by_peak_then_retention(spark: SparkSession) -> None:
+    header = [*HEADER, "produce_mb_s_peak", "replication_factor"]
+    accepted = validation.accepted_rows(
+        validation.validate(
+            raw(
+                spark,
+                [
+                    ("a", "2026-01-01", "2", "1", "24", "4", "2"),
+                    ("a", "2026-01-01", "2", "1", "24", "5", "3"),  # higher peak wins
+                    ("a", "2026-01-01", "2", "1", "48", "4", "1"),
+                    ("a", "2026-01-02", "2", "1", "24", "4", "2"),
+                    ("a", "2026-01-02", "2", "1", "48", "4", "1"),  # same peak, longer retention
+                ],
+                header,
+            )
+        )
+    )
+    kept = transforms.kept_rows(transforms.mark_duplicates(accepted))
+    assertDataFrameEqual(
+        kept.select("produce_mb_s_peak", "retention_hours", "replication_factor"),
+        spark.createDataFrame(
+            [(5.0, 24.0, 3), (4.0, 48.0, 1)],
+            "produce_mb_s_peak double, retention_hours double, replication_factor int",
+        ),
+    )
+
+
 def test_identical_copies_keep_one_and_count_the_rest(spark: SparkSession) -> None:
     row = ("a", "2026-01-01", "2.0", "1", "24")
-    accepted = transforms.accepted_rows(transforms.validate(raw(spark, [row, row, row])))
-    ranked = transforms.ranked_copies(accepted)
-    kept = transforms.kept_rows(ranked)
-    assert transforms.kept_and_duplicate_counts(kept) == (1, 2)
-    assert kept.drop(transforms.COPIES).columns == accepted.columns
+    rows = marked(spark, [row, row, row])
+    pieces = transforms.topic_month_pieces(transforms.with_defaults(rows, 2.0))
+    assert transforms.row_counts(pieces) == (1, 2)
+    accepted = validation.accepted_rows(validation.validate(raw(spark, [row])))
+    assert transforms.kept_rows(rows).columns == accepted.columns
     assertDataFrameEqual(
-        transforms.duplicate_rows(ranked).select("topic", "produce_mb_s"),
+        transforms.duplicate_rows(rows).select("topic", "produce_mb_s"),
         spark.createDataFrame([("a", 2.0), ("a", 2.0)], "topic string, produce_mb_s double"),
     )
 
 
 def test_defaults_fill_rf_min_isr_peak_and_compression(spark: SparkSession) -> None:
-    df = transforms.accepted_rows(
-        transforms.validate(raw(spark, [("a", "2026-01-01", "2", "1", "24")]))
+    df = validation.accepted_rows(
+        validation.validate(raw(spark, [("a", "2026-01-01", "2", "1", "24")]))
     )
     filled = transforms.with_defaults(df, peak_factor=2.5).select(
         "replication_factor", "min_insync_replicas", "produce_mb_s_peak", "compression_ratio"
@@ -164,6 +221,10 @@ def test_defaults_fill_rf_min_isr_peak_and_compression(spark: SparkSession) -> N
     )
 
 
+def pieces(spark: SparkSession, rows: list[tuple[str | None, ...]]) -> DataFrame:
+    return transforms.topic_month_pieces(transforms.with_defaults(marked(spark, rows), 2.0))
+
+
 def test_topic_demand_extrapolates_linear_growth(spark: SparkSession) -> None:
     # 10, 12, 14 MB/s on Jan, Feb, Mar 1st: slope is 2 MB/s per month (months_between is exact on
     # the 1st). Recent window (last month) holds Feb and Mar: average 13. Horizon 6 months:
@@ -173,10 +234,7 @@ def test_topic_demand_extrapolates_linear_growth(spark: SparkSession) -> None:
         ("a", "2026-02-01", "12", "3", "24"),
         ("a", "2026-03-01", "14", "3", "24"),
     ]
-    df = transforms.with_defaults(
-        transforms.accepted_rows(transforms.validate(raw(spark, rows))), 2.0
-    )
-    demand = transforms.topic_demand(df, horizon_months=6).select(
+    demand = transforms.topic_demand(pieces(spark, rows), horizon_months=6).select(
         "topic",
         F.round("growth_factor", 6).alias("growth"),
         F.round("avg_ingress_mb_s", 6).alias("avg"),
@@ -192,14 +250,27 @@ def test_topic_demand_extrapolates_linear_growth(spark: SparkSession) -> None:
     )
 
 
-def test_a_single_period_topic_does_not_grow(spark: SparkSession) -> None:
-    df = transforms.with_defaults(
-        transforms.accepted_rows(
-            transforms.validate(raw(spark, [("b", "2026-01-01", "4", "0", "1")]))
-        ),
-        2.0,
+def test_dropped_copies_do_not_count_in_demand(spark: SparkSession) -> None:
+    header = [*HEADER, "produce_mb_s_peak"]
+    rows = [
+        ("a", "2026-01-01", "10", "3", "24", "20"),
+        ("a", "2026-01-01", "9", "5", "48", "90"),  # a lower copy: its peak, fan-out, retention go
+    ]
+    accepted = validation.accepted_rows(validation.validate(raw(spark, rows, header)))
+    kept = transforms.with_defaults(transforms.mark_duplicates(accepted), 2.0)
+    row = transforms.topic_demand(transforms.topic_month_pieces(kept), horizon_months=12).first()
+    assert row is not None
+    assert (row["peak_ingress_mb_s"], row["consumer_groups"], row["retention_hours"]) == (
+        20.0,
+        3,
+        24.0,
     )
-    row = transforms.topic_demand(df, horizon_months=12).first()
+
+
+def test_a_single_period_topic_does_not_grow(spark: SparkSession) -> None:
+    row = transforms.topic_demand(
+        pieces(spark, [("b", "2026-01-01", "4", "0", "1")]), horizon_months=12
+    ).first()
     assert row is not None
     assert (row["growth_factor"], row["peak_ingress_mb_s"]) == (1.0, 8.0)
 
@@ -210,11 +281,8 @@ def test_monthly_totals_sum_topics_per_month(spark: SparkSession) -> None:
         ("a", "2026-01-15", "3", "2", "24"),
         ("b", "2026-01-10", "5", "1", "24"),
     ]
-    df = transforms.with_defaults(
-        transforms.accepted_rows(transforms.validate(raw(spark, rows))), 2.0
-    )
     assertDataFrameEqual(
-        transforms.monthly_totals(df),
+        transforms.monthly_totals(pieces(spark, rows)),
         spark.createDataFrame(
             # avg: a 2 + b 5; peak: a 6 + b 10; egress: a 6·2 + b 10·1.
             [(datetime(2026, 1, 1), 7.0, 16.0, 22.0)],

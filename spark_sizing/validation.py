@@ -1,0 +1,196 @@
+"""Row validation: typed values and a reason for every row that breaks the input contract.
+
+Pure DataFrame → DataFrame functions (no I/O). A good row costs a few comparisons: the reason text
+is only built for rows that fail, and columns that arrive already typed (Parquet) are never turned
+into text to be checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
+
+from spark_sizing.schema import (
+    ALL_COLUMNS,
+    CORRUPT_RECORD,
+    DEFAULT_REPLICATION_FACTOR,
+    OPTIONAL,
+    REQUIRED,
+)
+
+REASON = "reason"
+TYPED_PREFIX = "t_"
+INFINITY = float("inf")
+
+# Spark type each contract column is checked as.
+SPARK_TYPES = {
+    "period_start": "timestamp",
+    "produce_mb_s": "double",
+    "consumer_groups": "int",
+    "retention_hours": "double",
+    "produce_mb_s_peak": "double",
+    "avg_message_bytes": "double",
+    "replication_factor": "int",
+    "min_insync_replicas": "int",
+    "partitions": "int",
+    "compression_ratio": "double",
+}
+
+
+def with_optional_columns(raw: DataFrame) -> DataFrame:
+    """Absent optional columns become null text columns so later steps see one shape."""
+    absent = [name for name in (*OPTIONAL, CORRUPT_RECORD) if name not in raw.columns]
+    return raw.withColumns({name: F.lit(None).cast("string") for name in absent})
+
+
+@dataclass(frozen=True)
+class _Field:
+    """One input column: its raw value, its typed value and whether it arrived as text."""
+
+    name: str
+    typed: Column
+    is_text: bool
+
+    @property
+    def raw(self) -> Column:
+        return F.col(self.name)
+
+    def blank(self) -> Column:
+        # Trimming is for text; a typed column is blank only when null (casting numbers to text
+        # for this check cost more than the rest of validation together).
+        if self.is_text:
+            return self.raw.isNull() | (F.trim(self.raw) == "")
+        return self.raw.isNull()
+
+    def quoted(self) -> Column:
+        return F.concat(F.lit("'"), self.raw.cast("string"), F.lit("'"))
+
+
+def _fields(df: DataFrame) -> dict[str, _Field]:
+    text = {f.name for f in df.schema.fields if isinstance(f.dataType, StringType)}
+    return {
+        name: _Field(
+            name,
+            # try_cast yields null instead of failing the job under Spark's ANSI mode.
+            F.expr(f"try_cast(`{name}` as {to})"),
+            name in text,
+        )
+        for name, to in SPARK_TYPES.items()
+    }
+
+
+@dataclass(frozen=True)
+class _Check:
+    """A value rule: `problem` is the reason text, or null when the value is fine."""
+
+    ok: Column
+    problem: Column
+
+
+def _value_check(field: _Field, rule_holds: Column, rule: str) -> _Check:
+    """Missing (if required), unparseable, or breaking `rule`."""
+    typed = field.typed
+    if SPARK_TYPES[field.name] == "int":
+        unparsed, kind = typed.isNull(), "an integer"
+    else:
+        unparsed = typed.isNull() | F.isnan(typed) | (F.abs(typed) == F.lit(INFINITY))
+        kind = "a number"
+    required = field.name in REQUIRED
+    blank = field.blank()
+    missing = F.lit(f"{field.name}: missing") if required else F.lit(None)
+    problem = (
+        F.when(blank, missing)
+        .when(unparsed, F.concat(F.lit(f"{field.name}: not {kind}: "), field.quoted()))
+        .when(
+            ~rule_holds,
+            F.concat(F.lit(f"{field.name}: must be {rule}, got "), field.raw.cast("string")),
+        )
+    )
+    fine = ~unparsed & rule_holds
+    return _Check(ok=(fine if required else blank | fine), problem=problem)
+
+
+def _value_rules(t: dict[str, Column]) -> dict[str, tuple[Column, str]]:
+    """Each numeric column's rule over the typed values, and how its reason words it."""
+    rf_or_default = F.coalesce(t["replication_factor"], F.lit(DEFAULT_REPLICATION_FACTOR))
+    isr = t["min_insync_replicas"]
+    return {
+        "produce_mb_s": (t["produce_mb_s"] >= 0, "≥ 0"),
+        "consumer_groups": (t["consumer_groups"] >= 0, "≥ 0"),
+        "retention_hours": (t["retention_hours"] > 0, "> 0"),
+        "produce_mb_s_peak": (
+            t["produce_mb_s_peak"] >= F.coalesce(t["produce_mb_s"], F.lit(0.0)),
+            "≥ produce_mb_s",
+        ),
+        "avg_message_bytes": (t["avg_message_bytes"] > 0, "> 0"),
+        "replication_factor": (t["replication_factor"] >= 1, "≥ 1"),
+        "min_insync_replicas": (
+            (isr >= 1) & (isr <= rf_or_default),
+            "between 1 and replication_factor",
+        ),
+        "partitions": (t["partitions"] >= 1, "≥ 1"),
+        "compression_ratio": (
+            (t["compression_ratio"] > 0) & (t["compression_ratio"] <= 1),
+            "in (0, 1]",
+        ),
+    }
+
+
+def _checks(df: DataFrame) -> list[_Check]:
+    f = _fields(df)
+    typed = {name: field.typed for name, field in f.items()}
+    topic_blank = F.col("topic").isNull() | (F.trim(F.col("topic").cast("string")) == "")
+    period = f["period_start"]
+    return [
+        _Check(
+            ok=F.col(CORRUPT_RECORD).isNull(),
+            problem=F.when(F.col(CORRUPT_RECORD).isNotNull(), F.lit("malformed line")),
+        ),
+        _Check(ok=~topic_blank, problem=F.when(topic_blank, F.lit("topic: missing or empty"))),
+        _Check(
+            ok=period.typed.isNotNull(),
+            problem=F.when(period.blank(), F.lit("period_start: missing")).when(
+                period.typed.isNull(),
+                F.concat(F.lit("period_start: not a date or timestamp: "), period.quoted()),
+            ),
+        ),
+        *(
+            _value_check(f[name], holds, rule)
+            for name, (holds, rule) in _value_rules(typed).items()
+        ),
+    ]
+
+
+def validate(raw: DataFrame) -> DataFrame:
+    """Adds typed `t_*` columns and `reason` (null when the row is good) to every input row."""
+    df = with_optional_columns(raw)
+    checks = _checks(df)
+    all_ok = checks[0].ok
+    for check in checks[1:]:
+        all_ok = all_ok & check.ok
+    typed = [field.typed.alias(TYPED_PREFIX + name) for name, field in _fields(df).items()]
+    # The reason text is assembled only for rows that fail a check. A null verdict would let a
+    # row through unchecked, so it counts as a failure.
+    failed = ~F.coalesce(all_ok, F.lit(False))
+    reason = F.when(failed, F.concat_ws("; ", *(c.problem for c in checks)))
+    return df.select("*", *typed, reason.alias(REASON))
+
+
+def rejected_rows(validated: DataFrame) -> DataFrame:
+    """Bad rows as they were read, with the reason; written to <out>/rejected/."""
+    present = [n for n in (*ALL_COLUMNS, CORRUPT_RECORD) if n in validated.columns]
+    return validated.where(F.col(REASON).isNotNull()).select(
+        *[F.col(n).cast("string").alias(n) for n in present], REASON
+    )
+
+
+def accepted_rows(validated: DataFrame) -> DataFrame:
+    """Good rows with typed columns under their contract names."""
+    typed = [c for c in validated.columns if c.startswith(TYPED_PREFIX)]
+    return validated.where(F.col(REASON).isNull()).select(
+        F.trim(F.col("topic").cast("string")).alias("topic"),
+        *[F.col(c).alias(c[len(TYPED_PREFIX) :]) for c in typed],
+    )
