@@ -26,7 +26,6 @@ from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.report import MonthTotal, html_report, markdown
-from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
 
@@ -260,8 +259,7 @@ def _write_rejected(
 
     Only a run that rejected something pays for the pass that finds those rows again; otherwise
     the file holds just the header."""
-    columns = [c for c in (*ALL_COLUMNS, CORRUPT_RECORD) if c in validated.columns]
-    invalid = validation.rejected_rows(validated).select(*columns, validation.REASON)
+    invalid = validation.rejected_rows(validated)  # the input's columns as text, and reason
     rows = invalid if invalid_count else invalid.limit(0)
     if duplicate_count:
         duplicates = transforms.duplicate_rows(
@@ -274,7 +272,8 @@ def _write_rejected(
                     if c in duplicates.columns
                     else F.lit(None).cast("string")
                 ).alias(c)
-                for c in columns
+                for c in invalid.columns
+                if c != validation.REASON
             ],
             validation.REASON,
         )
