@@ -13,19 +13,9 @@ from dataclasses import dataclass
 import duckdb
 
 from spark_sizing.schema import COLUMNS, DEFAULT_REPLICATION_FACTOR
+from spark_sizing.transforms import MEAN_MONTH_MICROS, RECENT_MICROS
 
 DUCKDB_TYPES = {"string": "VARCHAR", "timestamp": "TIMESTAMP", "number": "DOUBLE", "integer": "INT"}
-
-# Spark's months_between (rounded to 8 digits): whole months, plus the day and time difference
-# over 31 days unless both days are the same day of the month or both are month ends.
-MONTHS_BETWEEN = """
-CREATE OR REPLACE MACRO months_between(t1, t2) AS round(
-  (year(t1) - year(t2)) * 12 + (month(t1) - month(t2)) +
-  CASE WHEN day(t1) = day(t2) OR (t1::DATE = last_day(t1) AND t2::DATE = last_day(t2)) THEN 0
-       ELSE ((day(t1) - day(t2)) * 86400
-             + (epoch(t1) - epoch(date_trunc('day', t1)))
-             - (epoch(t2) - epoch(date_trunc('day', t2)))) / (31.0 * 86400) END, 8)
-"""
 
 # A value passes when it is blank (optional columns only), or parses and keeps its rule; rules
 # read the typed values (t_*).
@@ -89,7 +79,7 @@ def run(path: str, peak_factor: float = 2.0, horizon_months: int = 12) -> Refere
     """Everything the Spark job computes from the rows, for a Parquet file or glob."""
     con = duckdb.connect()
     con.sql("SET enable_progress_bar = false")
-    con.sql(MONTHS_BETWEEN)
+    con.sql("SET TimeZone = 'UTC'")  # as the job's session
     source = f"read_parquet('{path}')"
     types = {row[0]: row[1] for row in con.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
     con.sql(
@@ -117,12 +107,15 @@ def run(path: str, peak_factor: float = 2.0, horizon_months: int = 12) -> Refere
     kept = con.sql("SELECT count(*) FROM kept").fetchall()[0][0]
     demand = con.sql(
         f"""WITH x AS (
-          SELECT *, months_between(period_start, min(period_start) OVER w) AS x,
-                 months_between(max(period_start) OVER w, min(period_start) OVER w) AS last_x
+          SELECT *,
+                 (epoch_us(period_start) - epoch_us(min(period_start) OVER w))
+                   / {float(MEAN_MONTH_MICROS)} AS x,
+                 epoch_us(period_start) >= epoch_us(max(period_start) OVER w) - {RECENT_MICROS}
+                   AS recent
           FROM kept WINDOW w AS (PARTITION BY topic)),
         t AS (SELECT topic, regr_slope(y, x) AS slope,
-                     avg(y) FILTER (WHERE x >= last_x - 1) AS recent_avg,
-                     max(peak) FILTER (WHERE x >= last_x - 1) AS recent_peak,
+                     avg(y) FILTER (WHERE recent) AS recent_avg,
+                     max(peak) FILTER (WHERE recent) AS recent_peak,
                      max(peak) AS max_peak
               FROM x GROUP BY topic),
         g AS (SELECT *, CASE WHEN recent_avg > 0 AND slope IS NOT NULL

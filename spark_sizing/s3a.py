@@ -10,7 +10,6 @@ named before the JVM starts, so the hook works on a `SparkSession.Builder`.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pyspark
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from spark_sizing import s3
+from spark_sizing import launch, s3
 
 JAR_KEYS = ("spark.jars", "spark.jars.packages")
 # Both must load: hadoop-aws alone fails later, when the first S3 client is built.
@@ -55,27 +54,7 @@ def launcher_chose_jars(env: Mapping[str, str]) -> bool:
     Ours would then be a second opinion: `spark.jars` replaces theirs, and a second hadoop-aws
     next to one from `--packages` can load mismatched classes.
     """
-    if "PYSPARK_GATEWAY_PORT" in env:  # spark-submit started the JVM before Python ran
-        return True
-    for arg in env.get("PYSPARK_SUBMIT_ARGS", "").split():
-        name = arg.split("=", 1)[0]
-        if name in ("--jars", "--packages", *JAR_KEYS):  # `--conf spark.jars=…` counts too
-            return True
-    return bool(_spark_defaults_keys(env) & set(JAR_KEYS))
-
-
-def _spark_defaults_keys(env: Mapping[str, str]) -> set[str]:
-    conf_dir = env.get("SPARK_CONF_DIR") or (
-        str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None
-    )
-    if conf_dir is None:
-        return set()
-    path = Path(conf_dir) / "spark-defaults.conf"
-    if not path.is_file():
-        return set()
-    # A Java properties file: the key ends at the first blank, '=' or ':'.
-    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
-    return {re.split(r"[\s=:]", line, maxsplit=1)[0] for line in lines if line[:1] not in "#!"}
+    return launch.launcher_decided(env, flags=("--jars", "--packages"), keys=JAR_KEYS)
 
 
 def jar_options(env: Mapping[str, str], jars: list[Path]) -> dict[str, str]:

@@ -106,8 +106,11 @@ def _write_parquet(out: Path, chunks: Iterator[pd.DataFrame]) -> int:
     rows, pending, pending_rows = 0, [], 0
     writer: pq.ParquetWriter | None = None
     for chunk in chunks:
-        table = pa.Table.from_pandas(chunk, preserve_index=False)
-        writer = writer or pq.ParquetWriter(out, table.schema)
+        # Typed as exports from a warehouse are: period_start a UTC timestamp, not text.
+        typed = chunk.assign(period_start=pd.to_datetime(chunk["period_start"], utc=True))
+        table = pa.Table.from_pandas(typed, preserve_index=False)
+        # Microseconds: Spark reads no nanosecond timestamps from Parquet.
+        writer = writer or pq.ParquetWriter(out, table.schema, coerce_timestamps="us")
         pending.append(table)
         pending_rows += len(chunk)
         rows += len(chunk)

@@ -9,19 +9,22 @@ import boto3
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_sizing import s3a
+from spark_sizing import class_archive, s3a
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     # The one JVM of the run: s3a's jars (installed by `make test`) must be on it from the start
     # for tests/spark_sizing/test_s3a.py; without them those tests fail naming the fix.
-    builder = s3a.with_connector(
-        SparkSession.builder.master("local[1]")
-        .appName("kafkastack-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
+    builder = class_archive.with_archive(
+        s3a.with_connector(
+            SparkSession.builder.master("local[1]")
+            .appName("kafkastack-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.sql.session.timeZone", "UTC")  # as the job's session
+        )
     )
     # s3a takes credentials from the JVM's environment, copied when it starts (before any test's
     # s3_env): give it moto's dummy ones, and only it.

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
@@ -145,6 +146,28 @@ def test_other_formats_and_directories(spark: SparkSession, tmp_path: Path, fmt:
     assert code == 0, output
     report = SizingReport.model_validate_json((tmp_path / "out" / "sizing.json").read_text())
     assert len(report.topics) == 4 and report.inputs.rows_rejected == 0
+
+
+@pytest.mark.spark
+def test_parquet_with_text_periods_is_checked_like_csv(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "in.parquet"
+    pd.DataFrame(
+        {
+            "topic": ["a", "a", "b"],
+            "period_start": ["2026-01-01", "2026-02-01T06:00:00", "first of May"],
+            "produce_mb_s": [1.0, 2.0, 3.0],
+            "consumer_groups": [1, 1, 1],
+            "retention_hours": [24.0, 24.0, 24.0],
+        }
+    ).to_parquet(data)
+    code, output = size("--input", str(data), "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    report = SizingReport.model_validate_json((tmp_path / "out" / "sizing.json").read_text())
+    assert [t.topic for t in report.topics] == ["a"]
+    assert (report.inputs.rows_read, report.inputs.rows_rejected) == (3, 1)
+    assert [r["reason"] for r in rejected_rows(tmp_path / "out")] == [
+        "period_start: not a date or timestamp: 'first of May'"
+    ]
 
 
 def test_input_schema_document_matches_the_code(repo_root: Path) -> None:

@@ -226,13 +226,13 @@ def pieces(spark: SparkSession, rows: list[tuple[str | None, ...]]) -> DataFrame
 
 
 def test_topic_demand_extrapolates_linear_growth(spark: SparkSession) -> None:
-    # 10, 12, 14 MB/s on Jan, Feb, Mar 1st: slope is 2 MB/s per month (months_between is exact on
-    # the 1st). Recent window (last month) holds Feb and Mar: average 13. Horizon 6 months:
-    # (13 + 2·6) / 13 = 25/13. Peaks 2× average: recent peak 28 → 28·25/13.
+    # 10, 12, 14 MB/s exactly one and two mean months (30 d 10:29:06) apart: slope is 2 MB/s per
+    # month. The recent window (31 days back from the last period) holds the last two: average
+    # 13. Horizon 6 months: (13 + 2·6) / 13 = 25/13. Peaks 2× average: recent peak 28 → 28·25/13.
     rows = [
-        ("a", "2026-01-01", "10", "3", "24"),
-        ("a", "2026-02-01", "12", "3", "24"),
-        ("a", "2026-03-01", "14", "3", "24"),
+        ("a", "2026-01-01T00:00:00", "10", "3", "24"),
+        ("a", "2026-01-31T10:29:06", "12", "3", "24"),
+        ("a", "2026-03-02T20:58:12", "14", "3", "24"),
     ]
     demand = transforms.topic_demand(pieces(spark, rows), horizon_months=6).select(
         "topic",
@@ -265,6 +265,20 @@ def test_dropped_copies_do_not_count_in_demand(spark: SparkSession) -> None:
         3,
         24.0,
     )
+
+
+def test_recent_rows_are_the_last_31_days(spark: SparkSession) -> None:
+    # Back from Mar 1st, Jan 29th 00:00 is exactly 31 days and recent, a second earlier is not:
+    # the recent average is that of 12, 20 and 16. The older row's peak (2x 100) still counts.
+    rows = [
+        ("a", "2026-01-28T23:59:59", "100", "1", "24"),
+        ("a", "2026-01-29T00:00:00", "12", "1", "24"),
+        ("a", "2026-02-01T00:00:00", "20", "1", "24"),
+        ("a", "2026-03-01T00:00:00", "16", "1", "24"),
+    ]
+    row = transforms.topic_demand(pieces(spark, rows), horizon_months=0).first()
+    assert row is not None
+    assert (row["avg_ingress_mb_s"], row["peak_ingress_mb_s"]) == (16.0, 200.0)
 
 
 def test_a_single_period_topic_does_not_grow(spark: SparkSession) -> None:

@@ -1,0 +1,87 @@
+"""The driver's class archive: when the job uses it, and that Spark really loads from it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark_sizing import class_archive
+
+
+def fake_jdk(root: Path, modules: bytes = b"classes") -> dict[str, str]:
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "java").write_text("#!/bin/sh\n")
+    (root / "lib").mkdir()
+    (root / "lib" / "modules").write_bytes(modules)
+    return {"JAVA_HOME": str(root), "KAFKASTACK_CACHE": str(root / "cache")}
+
+
+def with_archive_file(env: dict[str, str]) -> Path:
+    archive = class_archive.archive_path(env)
+    assert archive is not None
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"archive")
+    return archive
+
+
+def test_no_archive_no_option(tmp_path: Path) -> None:
+    assert class_archive.java_options(fake_jdk(tmp_path)) is None
+
+
+def test_an_archive_is_named_on_the_driver_options(tmp_path: Path) -> None:
+    env = fake_jdk(tmp_path)
+    archive = with_archive_file(env)
+    options = class_archive.java_options(env)
+    assert options is not None and f"-XX:SharedArchiveFile={archive}" in options.split()
+
+
+def test_another_jdk_gets_another_archive(tmp_path: Path) -> None:
+    first = class_archive.archive_path(fake_jdk(tmp_path / "a"))
+    updated = class_archive.archive_path(fake_jdk(tmp_path / "b", modules=b"patched classes"))
+    assert first is not None and updated is not None and first.name != updated.name
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        {"PYSPARK_GATEWAY_PORT": "41234"},
+        {"PYSPARK_SUBMIT_ARGS": "--driver-java-options -Xmx2g pyspark-shell"},
+        {"PYSPARK_SUBMIT_ARGS": "--conf spark.driver.extraJavaOptions=-Xss4m pyspark-shell"},
+    ],
+)
+def test_java_options_chosen_elsewhere_stand(tmp_path: Path, launcher: dict[str, str]) -> None:
+    env = fake_jdk(tmp_path)
+    with_archive_file(env)
+    assert class_archive.java_options({**env, **launcher}) is None
+
+
+def test_spark_defaults_java_options_stand(tmp_path: Path) -> None:
+    env = fake_jdk(tmp_path)
+    with_archive_file(env)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(
+        "# site settings\nspark.driver.defaultJavaOptions -XX:+UseG1GC\n"
+    )
+    assert class_archive.java_options({**env, "SPARK_CONF_DIR": str(tmp_path / "conf")}) is None
+
+
+@pytest.mark.spark
+def test_the_recorded_archive_serves_sparks_classes(tmp_path: Path) -> None:
+    archive = class_archive.archive_path(os.environ)
+    assert archive is not None and archive.is_file(), (
+        "no class archive for this JDK and pyspark: run `make spark-cds`"
+    )
+    # A fresh process, as `kafkastack size` is: its driver JVM logs where each class came from.
+    # (JAVA_TOOL_OPTIONS reaches spark-submit's launcher JVM too: a log per process.)
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": f"-Xlog:class+load=info:file={tmp_path}/%p.log"}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    script = "from spark_sizing.job import spark_session; spark_session().range(3).count()"
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
+    loaded = "".join(log.read_text() for log in tmp_path.glob("*.log"))
+    assert "org.apache.spark.SparkContext source: shared objects file (top)" in loaded
+    from_archive = loaded.count("source: shared objects file (top)")
+    assert from_archive > 5000, f"only {from_archive} classes came from {archive}"
