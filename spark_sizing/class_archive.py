@@ -1,8 +1,8 @@
 """A class-data-sharing archive for the driver JVM, so Spark starts and warms up faster.
 
-Each start of Spark's driver loads, parses and verifies some 15,000 classes. A dynamic CDS archive
-(JDK 13+) holds them ready to map: a sizing run is 4 to 9 s shorter with it. The archive is
-recorded from a real sizing run by `make spark-cds` (`python -m spark_sizing.class_archive`) into
+Each start of Spark's driver loads, parses and verifies some 20,000 classes. A dynamic CDS archive
+(JDK 13+) holds 14,000 of them ready to map, and a sizing run is 4 to 9 s shorter. The archive is
+recorded from real sizing runs by `make spark-cds` (`python -m spark_sizing.class_archive`) into
 `$KAFKASTACK_CACHE/spark-cds/`, once per Java and pyspark installation; the name carries both,
 so a JDK or pyspark upgrade records a new one rather than loading a stale one. The JVM checks the
 archive against its classpath too and, if they differ, starts without it (the archive is only
