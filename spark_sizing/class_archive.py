@@ -35,8 +35,7 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
-    root = env.get("KAFKASTACK_CACHE") or str(Path.home() / ".cache" / "kafkastack")
-    return Path(root) / "spark-cds"
+    return launch.cache_root(env) / "spark-cds"
 
 
 def java_binary(env: Mapping[str, str]) -> Path | None:
@@ -103,10 +102,20 @@ def record(env: Mapping[str, str] = os.environ) -> Path | None:
     _train(partial)
     if not partial.is_file() or partial.stat().st_size == 0:
         raise RuntimeError(f"the JVM left no class archive at {partial}")
-    for stale in archive.parent.glob("spark-*.jsa"):  # other JDK/pyspark installs: 150+ MB each
-        stale.unlink()
+    remove_archives_of_removed_installs(archive.parent)
+    archive.with_suffix(".install").write_text(str(Path(pyspark.__file__).parent))
     partial.rename(archive)
     return archive
+
+
+def remove_archives_of_removed_installs(directory: Path) -> None:
+    """Archives are 150+ MB each. One per pyspark install stays while that install exists (two
+    checkouts on one machine keep theirs: the JVM only accepts an archive for its own jar paths)."""
+    for archive in directory.glob("spark-*.jsa"):
+        install = archive.with_suffix(".install")
+        if not install.is_file() or not Path(install.read_text().strip()).is_dir():
+            archive.unlink()
+            install.unlink(missing_ok=True)
 
 
 def _train(target: Path) -> None:

@@ -1,6 +1,7 @@
 """What whoever starts Spark's driver JVM already decided, so the job adds only what is left.
 
-The job adds settings to a session it starts itself (the s3a jars, the class archive). Under
+The job adds settings to a session it starts itself (the s3a jars, the class archive), from the
+artifacts the project's scripts cache under `$KAFKASTACK_CACHE`. Under
 spark-submit, or when `PYSPARK_SUBMIT_ARGS` or `spark-defaults.conf` name the same settings, the
 launcher's choice stands and the job adds nothing.
 """
@@ -10,6 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+
+def cache_root(env: Mapping[str, str]) -> Path:
+    """Where `make` caches heavy artifacts, outside the repo (as the Makefile says)."""
+    return Path(env.get("KAFKASTACK_CACHE") or Path.home() / ".cache" / "kafkastack")
 
 
 def jvm_started_by_spark_submit(env: Mapping[str, str]) -> bool:

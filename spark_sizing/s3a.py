@@ -34,8 +34,7 @@ def hadoop_version() -> str | None:
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
-    root = env.get("KAFKASTACK_CACHE") or str(Path.home() / ".cache" / "kafkastack")
-    return Path(root) / "hadoop-aws"
+    return launch.cache_root(env) / "hadoop-aws"
 
 
 def cached_jars(env: Mapping[str, str], version: str | None) -> list[Path]:

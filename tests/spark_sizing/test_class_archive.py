@@ -85,3 +85,14 @@ def test_the_recorded_archive_serves_sparks_classes(tmp_path: Path) -> None:
     assert "org.apache.spark.SparkContext source: shared objects file (top)" in loaded
     from_archive = loaded.count("source: shared objects file (top)")
     assert from_archive > 5000, f"only {from_archive} classes came from {archive}"
+
+
+def test_recording_keeps_the_archives_of_other_installs_that_still_exist(tmp_path: Path) -> None:
+    living, removed = tmp_path / "checkout-a" / "pyspark", tmp_path / "checkout-b" / "pyspark"
+    living.mkdir(parents=True)
+    for name, install in (("spark-a", living), ("spark-b", removed), ("spark-c", None)):
+        (tmp_path / f"{name}.jsa").write_bytes(b"archive")
+        if install is not None:
+            (tmp_path / f"{name}.install").write_text(str(install))
+    class_archive.remove_archives_of_removed_installs(tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("spark-*")) == ["spark-a.install", "spark-a.jsa"]
