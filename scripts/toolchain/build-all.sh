@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Every binary the cluster tier needs, into $KAFKASTACK_CACHE/bin. Seconds when all are built.
-# The Pulumi Python language host and Kubernetes provider are not here: see docs/toolchain.md.
+# Every binary the engine and cluster tiers need, into $KAFKASTACK_CACHE/bin. Seconds when all
+# are built. The Pulumi language host and Kubernetes provider are built from source archives
+# (KAFKASTACK_SOURCES; see docs/toolchain.md) because the module proxy refuses their modules.
 set -euo pipefail
 here="$(dirname "$0")"
-for part in etcd kwok kube pulumi actionlint; do
+for part in etcd kwok kube pulumi pulumi-python pulumi-kubernetes actionlint; do
   "$here/build-$part.sh"
 done
