@@ -42,8 +42,9 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy infra spark_sizing kafkastack
 
+# No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`.
 unit: venv
-	$(VENV)/bin/pytest -m "not kafka and not cluster" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -m "not spark and not s3 and not kafka and not engine and not cluster and not toolchain" $(PYTEST_ARGS)
 
 test: venv system-deps kafka-jars spark-jars spark-cds toolchain lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -8,6 +8,7 @@ and the Pulumi program share one path.
 from __future__ import annotations
 
 import ipaddress
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing
 
 NAMESPACE = "kafkastack"
+# Secret keys (`pulumi config set --secret kafkastack:password-<user> …`): read by name through
+# Pulumi, never validated or passed around as part of `StackConfig`.
+PASSWORD_KEY_PREFIX = "password-"
+# Provider settings that may sit beside ours in a stack file (kubeconfig, context, render mode).
+PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
 
@@ -102,6 +108,11 @@ class StackConfig(_Model):
     security: SecurityConfig = SecurityConfig()
     resources: ResourcesConfig = ResourcesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
+    protect: bool | None = Field(
+        default=None,
+        description="Pulumi `protect` on the namespace, storage classes and workloads, so "
+        "`pulumi destroy` or a replacement stops instead; default: on in prod",
+    )
     sizing: StackSizing
 
     @property
@@ -111,6 +122,22 @@ class StackConfig(_Model):
     @property
     def small(self) -> bool:
         return self.environment in SMALL_ENVIRONMENTS
+
+    @property
+    def protected(self) -> bool:
+        return self.protect if self.protect is not None else self.environment == "prod"
+
+
+def sizing_summary(config: StackConfig) -> dict[str, Any]:
+    """What a capacity reviewer compares between two revisions (also a stack output)."""
+    c = config.sizing.cluster
+    return {
+        "brokers": c.brokers,
+        "binding_constraint": c.binding_constraint,
+        "peak_ingress_mb_s": c.peak_ingress_mb_s,
+        "storage_per_broker_gib": c.storage_per_broker_gib,
+        "quorum": f"{c.quorum.kind} × {c.quorum.nodes}",
+    }
 
 
 def _first_error(err: ValidationError, prefix: str = NAMESPACE) -> ConfigError:
@@ -241,30 +268,45 @@ def check_safety(c: StackConfig) -> None:
         )
 
 
+def password_config_key(user: str) -> str:
+    """The secret config key (without the namespace) holding a SCRAM user's password."""
+    return f"{PASSWORD_KEY_PREFIX}{user}"
+
+
+def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """`kafkastack:` values of a stack's config, without the prefix and without secrets.
+
+    Any other namespace than ours and the provider's is refused: it is a typo Pulumi would
+    silently pass along.
+    """
+    foreign = [
+        k
+        for k in raw
+        if str(k).split(":", 1)[0] not in (NAMESPACE, *PROVIDER_NAMESPACES) or ":" not in str(k)
+    ]
+    if foreign:
+        raise ConfigError(
+            f"{source}: key {foreign[0]!r} is outside the {NAMESPACE}: namespace; "
+            f"prefix it with {NAMESPACE}:"
+        )
+    values = {}
+    for key, value in raw.items():
+        namespace, name = str(key).split(":", 1)
+        if namespace == NAMESPACE and not name.startswith(PASSWORD_KEY_PREFIX):
+            values[name] = value
+    return values
+
+
 def read_stack_file(path: Path) -> dict[str, Any]:
     """`kafkastack:` values of a stack file, without the prefix."""
     if not path.is_file():
         raise ConfigError(f"{path}: no such stack file; create it or check --stack")
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    values = document.get("config", {}) or {}
-    foreign = [
-        k
-        for k in values
-        if not str(k).startswith(f"{NAMESPACE}:") and not str(k).startswith("kubernetes:")
-    ]
-    if foreign:
-        raise ConfigError(
-            f"{path}: key {foreign[0]!r} is outside the {NAMESPACE}: namespace; "
-            f"prefix it with {NAMESPACE}:"
-        )
-    return {
-        str(k).split(":", 1)[1]: v for k, v in values.items() if str(k).startswith(f"{NAMESPACE}:")
-    }
+    return stack_values(document.get("config", {}) or {}, str(path))
 
 
-def load_stack(stacks_dir: Path, environment: str) -> StackConfig:
-    """Read and validate `stacks/Pulumi.<environment>.yaml` without a Pulumi engine."""
-    values = read_stack_file(stacks_dir / f"Pulumi.{environment}.yaml")
+def load_values(values: dict[str, Any], environment: str) -> StackConfig:
+    """Validate `kafkastack:` values, discovering zones first when they say `auto`."""
     discovered = None
     if values.get("zones") == "auto":
         from infra.zones import discover_zones
@@ -273,12 +315,26 @@ def load_stack(stacks_dir: Path, environment: str) -> StackConfig:
     return parse_stack_config(values, environment, discovered)
 
 
-def from_pulumi() -> StackConfig:
-    """Inside `pulumi up/preview`: the running stack's file, validated like everywhere else.
+def load_stack(stacks_dir: Path, environment: str) -> StackConfig:
+    """Read and validate `stacks/Pulumi.<environment>.yaml` without a Pulumi engine."""
+    return load_values(read_stack_file(stacks_dir / f"Pulumi.{environment}.yaml"), environment)
 
-    Reading the file (not `pulumi.Config` key by key) is what lets unknown keys be refused.
-    Secrets stay encrypted there; the program asks Pulumi for them by name.
+
+def _engine_value(text: str) -> Any:
+    # The engine hands every value over as text: objects and lists as JSON, scalars as written.
+    # Scalars stay text; validation turns "3" or "true" into the field's type.
+    return json.loads(text) if text[:1] in "[{" else text
+
+
+def from_pulumi() -> StackConfig:
+    """Inside `pulumi up/preview`: the config the engine runs with, validated like everywhere else.
+
+    That is the stack file, or the file named by `--config-file`. Every key is listed, not just
+    the ones asked for, so unknown keys are refused as in a stack file; secrets are skipped here
+    and read by name through `pulumi.Config`.
     """
     import pulumi
+    from pulumi.runtime.config import CONFIG
 
-    return load_stack(Path(__file__).resolve().parent.parent / "stacks", pulumi.get_stack())
+    raw = {key: _engine_value(str(value)) for key, value in CONFIG.get().items()}
+    return load_values(stack_values(raw, f"stack {pulumi.get_stack()}"), pulumi.get_stack())

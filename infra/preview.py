@@ -1,163 +1,157 @@
-"""A pull-request preview from renders: what a stack change creates, updates, replaces, deletes.
+"""A pull-request preview from the engine's own diff: `pulumi preview --json` of the pull
+request's code and config against the stack's state, as the base revision's `pulumi up` left it.
 
-Both sides are rendered with the current code: the stack file as it is now, and as it was at a
-base revision. So the preview shows what a config or sizing change does to every object, and
-flags what would lose data: a stateful object deleted or replaced.
+Both the code (infra/, templates/) and the config of the pull request are compared with what is
+really deployed, so a change that would replace a StatefulSet or a StorageClass is seen whether
+it comes from a stack file or from the program. Stateful replacements and deletions are flagged.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from infra import render
-from infra.config import ConfigError, StackConfig, load_stack
+from infra.config import ConfigError, StackConfig, load_stack, sizing_summary
+from infra.engine import LOCAL_PASSPHRASE, Engine, EngineError, Step, placeholder_passwords
 
-STATEFUL_KINDS = frozenset({"StatefulSet", "PersistentVolumeClaim", "StorageClass"})
-# Changing any of these on an existing object makes Kubernetes refuse the update: the object has
-# to be deleted and created again, which for a StatefulSet drops its pods' identity.
-IMMUTABLE = {
-    "StatefulSet": ("spec.selector", "spec.serviceName", "spec.volumeClaimTemplates"),
-    "StorageClass": ("provisioner", "parameters", "reclaimPolicy", "volumeBindingMode"),
-    "Deployment": ("spec.selector",),
-    "Service": ("spec.clusterIP",),
-}
+OPERATIONS = ("create", "update", "replace", "delete")
 
 
 @dataclass(frozen=True)
-class Change:
-    kind: str
-    name: str
-    operation: str  # create | update | replace | delete
+class StackPreview:
+    stack: str
+    steps: list[Step]
+    before: dict[str, Any] | None  # the deployed sizing summary; None for a new stack
+    after: dict[str, Any]
+    refusals: list[str]  # what the engine would refuse to do (protected objects)
 
     @property
-    def data_loss_risk(self) -> bool:
-        return self.kind in STATEFUL_KINDS and self.operation in {"replace", "delete"}
+    def changes(self) -> list[Step]:
+        return [s for s in self.steps if s.op in OPERATIONS]
+
+    @property
+    def risks(self) -> list[Step]:
+        return [s for s in self.steps if s.data_loss_risk]
 
 
-def _field(obj: dict[str, Any], dotted: str) -> Any:
-    value: Any = obj
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
+def run(
+    engine: Engine, stack_file: Path, config: StackConfig, settings: dict[str, Any] | None = None
+) -> StackPreview:
+    """Preview `stack_file` (with the engine's project as checked out) against the stack's
+    state; `settings` are run-only config values (see `offline_baseline`)."""
+    stack = config.environment
+    engine.select(stack, stack_file, settings)
+    found = engine.preview(stack)
+    try:
+        before = engine.outputs(stack).get("sizing")
+    except EngineError:
+        before = None  # a stack that was never deployed has no outputs
+    return StackPreview(stack, found.steps, before, sizing_summary(config), found.errors)
 
 
-def changes(
-    before: dict[tuple[str, str], dict[str, Any]], after: dict[tuple[str, str], dict[str, Any]]
-) -> list[Change]:
-    result = []
-    for key in sorted(before.keys() | after.keys()):
-        kind, name = key
-        if key not in before:
-            result.append(Change(kind, name, "create"))
-        elif key not in after:
-            result.append(Change(kind, name, "delete"))
-        elif before[key] != after[key]:
-            immutable = any(
-                _field(before[key], f) != _field(after[key], f) for f in IMMUTABLE.get(kind, ())
-            )
-            result.append(Change(kind, name, "replace" if immutable else "update"))
-    return result
+def project_of(stacks_dir: Path) -> Path:
+    """The Pulumi project a stacks folder belongs to (its parent holds Pulumi.yaml)."""
+    project = stacks_dir.resolve().parent
+    if not (project / "Pulumi.yaml").is_file():
+        raise ConfigError(
+            f"--stacks-dir {stacks_dir}: no Pulumi.yaml beside it in {project}; "
+            "name the stacks folder of a kafkastack project"
+        )
+    return project
 
 
-def stack_at(revision: str, environment: str, stacks_dir: Path) -> StackConfig | None:
-    """The stack as it was at `revision`, or None when the file did not exist then."""
-    relative = (
-        (stacks_dir / f"Pulumi.{environment}.yaml").resolve().relative_to(_repo_root(stacks_dir))
-    )
-    shown = subprocess.run(
-        ["git", "show", f"{revision}:{relative.as_posix()}"],
-        cwd=stacks_dir,
+def offline_baseline(
+    project: Path, revision: str, stack: str, workdir: Path
+) -> tuple[Engine, dict[str, Any]]:
+    """A throwaway backend holding what `pulumi up` of `revision` would have deployed.
+
+    The base revision's program and stack file run through the real engine, with the provider
+    rendering to files instead of a cluster (`renderYamlToDirectory`). Returns the engine to
+    preview the head with, and the provider settings the head must use too (a change in them
+    would read as replacing every object).
+    """
+    base = workdir / "base"
+    base.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", revision],
+        cwd=project,
         capture_output=True,
-        text=True,
         check=False,
     )
-    if shown.returncode != 0:
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / f"Pulumi.{environment}.yaml").write_text(shown.stdout, encoding="utf-8")
-        return load_stack(Path(tmp), environment)
+    if archive.returncode != 0:
+        raise ConfigError(
+            f"--base {revision}: {archive.stderr.decode(errors='replace').strip()}; "
+            "name a commit of this repository"
+        )
+    subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+    venv = project / ".venv"
+    if venv.exists() and not (base / ".venv").exists():
+        # Pulumi.yaml names the project's virtualenv; the base runs with the same packages.
+        (base / ".venv").symlink_to(venv.resolve())
+    engine = Engine(state_dir=workdir / "state", passphrase=LOCAL_PASSPHRASE)
+    settings: dict[str, Any] = {"kubernetes:renderYamlToDirectory": str(workdir / "rendered")}
+    base_file = base / "stacks" / f"Pulumi.{stack}.yaml"
+    if base_file.is_file():
+        base_config = load_stack(base / "stacks", stack)
+        settings.update(placeholder_passwords(base_config))
+        base_engine = replace(engine, project_dir=base)
+        base_engine.select(stack, base_file, settings)
+        base_engine.up(stack)
+    return engine, settings
 
 
-def _repo_root(path: Path) -> Path:
-    top = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"],
-        cwd=path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if top.returncode != 0:
-        raise ConfigError(f"{path}: not in a git repository; --base needs one")
-    return Path(top.stdout.strip()).resolve()
+def _short(message: str) -> str:
+    """An engine error with each URN cut to its object's logical name, first sentence only."""
+    message = re.sub(r'"urn:pulumi:[^"]*::([^"]+)"', r"`\1`", message)
+    return message.removeprefix("error: ").split(". ", 1)[0][:240]
 
 
-def _row(label: str, before: object, after: object) -> str:
-    return (
-        f"| {label} | {before:g} | {after:g} |"
-        if isinstance(before, float) and isinstance(after, float)
-        else f"| {label} | {before} | {after} |"
-    )
+def _value(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def markdown(
-    environment: str, base: str, old: StackConfig | None, new: StackConfig, found: list[Change]
-) -> str:
-    lines = [f"## kafkastack preview: stack `{environment}` against `{base}`", ""]
-    if old is not None:
-        a, b = old.sizing.cluster, new.sizing.cluster
-        if a != b:
-            lines += [
-                "**Sizing change**",
-                "",
-                "| | before | after |",
-                "| --- | ---: | ---: |",
-                _row("brokers", a.brokers, b.brokers),
-                _row("binding constraint", a.binding_constraint, b.binding_constraint),
-                _row("peak ingress MB/s", a.peak_ingress_mb_s, b.peak_ingress_mb_s),
-                _row("storage per broker GiB", a.storage_per_broker_gib, b.storage_per_broker_gib),
-                _row(
-                    "quorum",
-                    f"{a.quorum.kind} × {a.quorum.nodes}",
-                    f"{b.quorum.kind} × {b.quorum.nodes}",
-                ),
-                "",
-            ]
-        else:
-            lines += ["Sizing unchanged.", ""]
+def markdown(preview: StackPreview) -> str:
+    lines = [f"## kafkastack preview: stack `{preview.stack}` (pulumi preview)", ""]
+    if preview.before is None:
+        lines += ["New stack: nothing is deployed yet.", ""]
+    elif preview.before != preview.after:
+        lines += ["**Sizing change**", "", "| | deployed | proposed |", "| --- | ---: | ---: |"]
+        for key, after in preview.after.items():
+            label = key.replace("_", " ").replace("mb s", "MB/s").replace("gib", "GiB")
+            lines.append(f"| {label} | {_value(preview.before.get(key, '–'))} | {_value(after)} |")
+        lines.append("")
     else:
-        lines += ["New stack: every object is created.", ""]
-    risks = [c for c in found if c.data_loss_risk]
-    if risks:
+        lines += ["Sizing unchanged.", ""]
+    if preview.refusals:
         lines += [
-            f"> **Data-loss risk**: {len(risks)} stateful object(s) would be replaced or deleted.",
+            f"> **Pulumi refuses {len(preview.refusals)} step(s)** of this change "
+            "(protected objects; `pulumi up` would stop):",
+            "",
+            *[f"> - {_short(refusal)}" for refusal in preview.refusals[:10]],
             "",
         ]
+    if preview.risks:
+        lines += [
+            f"> **Data-loss risk**: {len(preview.risks)} stateful object(s) would be replaced "
+            "or deleted.",
+            "",
+        ]
+    found = preview.changes
     if not found:
         lines.append("No object changes.")
         return "\n".join(lines) + "\n"
-    counts = {
-        op: sum(1 for c in found if c.operation == op)
-        for op in ("create", "update", "replace", "delete")
-    }
+    counts = {op: sum(1 for s in found if s.op == op) for op in OPERATIONS}
     lines += [
         ", ".join(f"{n} to {op}" for op, n in counts.items() if n),
         "",
-        "| operation | kind | name | |",
-        "| --- | --- | --- | --- |",
+        "| operation | kind | name | changed fields | |",
+        "| --- | --- | --- | --- | --- |",
     ]
-    for c in found:
-        risk = "⚠ data-loss risk" if c.data_loss_risk else ""
-        lines.append(f"| {c.operation} | {c.kind} | {c.name} | {risk} |")
+    for step in sorted(found, key=lambda s: (OPERATIONS.index(s.op), s.kind, s.name)):
+        risk = "⚠ data-loss risk" if step.data_loss_risk else ""
+        fields = ", ".join(f"`{d}`" for d in step.diffs[:6]) + (" …" if len(step.diffs) > 6 else "")
+        lines.append(f"| {step.op} | {step.kind} | {step.name} | {fields} | {risk} |")
     return "\n".join(lines) + "\n"
-
-
-def preview(stacks_dir: Path, environment: str, base: str) -> tuple[list[Change], str]:
-    new = load_stack(stacks_dir, environment)
-    old = stack_at(base, environment, stacks_dir)
-    before = render.manifests(old) if old is not None else {}
-    found = changes(before, render.manifests(new))
-    return found, markdown(environment, base, old, new, found)

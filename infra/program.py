@@ -5,9 +5,8 @@ from __future__ import annotations
 import pulumi
 
 from infra.components.cluster import KafkaCluster
-from infra.config import NAMESPACE, StackConfig
+from infra.config import NAMESPACE, StackConfig, password_config_key, sizing_summary
 from infra.model.cluster import ClusterModel
-from infra.model.security import password_config_key
 
 
 def passwords_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
@@ -27,4 +26,6 @@ def provision(config: StackConfig, passwords: dict[str, pulumi.Output[str]]) -> 
     pulumi.export("external_bootstrap", cluster.external_bootstrap)
     pulumi.export("broker_zones", cluster.broker_zones)
     pulumi.export("brokers", len(model.brokers))
+    # What the pull-request preview compares a proposed sizing with.
+    pulumi.export("sizing", sizing_summary(config))
     return cluster

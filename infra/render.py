@@ -18,7 +18,8 @@ import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
 from infra.components.workloads import node_config_files
-from infra.config import StackConfig
+from infra.config import ConfigError, StackConfig
+from infra.engine import LOCAL_PASSPHRASE, PLACEHOLDER_SECRET, Engine, placeholder_passwords
 from infra.model import labels, templating
 from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
 from infra.model.cluster import ClusterModel
@@ -26,7 +27,6 @@ from infra.model.security import certificate_dns_names
 from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
 from infra.program import provision
 
-PLACEHOLDER_SECRET = "render-placeholder-not-a-secret"
 CONFIG_FOLDERS = {
     labels.BROKER: "brokers",
     labels.CONTROLLER: "controllers",
@@ -161,7 +161,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         },
         "external": {
             "mode": c.external.mode,
-            "bootstrap_host": f"bootstrap.{c.external.domain}",
+            "bootstrap_host": model.names.external_bootstrap,
             "haproxy_config": "config/haproxy/haproxy.cfg"
             if c.external.mode == "haproxy"
             else None,
@@ -181,13 +181,57 @@ def manifests(config: StackConfig) -> dict[tuple[str, str], dict[str, Any]]:
     return objects
 
 
-def write(config: StackConfig, out: Path) -> dict[str, int]:
-    """Render the stack into `out` (replacing it); returns object counts per kind."""
+def engine_manifests(
+    stack_file: Path, config: StackConfig, workdir: Path
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every object as the real engine and Kubernetes provider produce it, with no cluster:
+    `pulumi up` with the provider's `renderYamlToDirectory` into a throwaway backend."""
+    target = workdir / "provider-output"
+    engine = Engine(state_dir=workdir / "state", passphrase=LOCAL_PASSPHRASE)
+    # Rendered files hold secrets in clear text: a visible placeholder, as in the mock render.
+    engine.select(
+        config.environment,
+        stack_file,
+        {"kubernetes:renderYamlToDirectory": str(target), **placeholder_passwords(config)},
+    )
+    engine.up(config.environment)
+    objects = {}
+    for path in sorted(target.rglob("*.yaml")):
+        for obj in yaml.load_all(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader):
+            if obj:
+                objects[(obj["kind"], obj["metadata"]["name"])] = obj
+    return objects
+
+
+RENDER_MARKER = "topology.json"
+
+
+def _clear(out: Path) -> None:
+    """Empty `out` for a new render, but only if it is empty or holds an earlier render."""
+    if not out.exists():
+        return
+    if not out.is_dir() or (any(out.iterdir()) and not (out / RENDER_MARKER).is_file()):
+        raise ConfigError(
+            f"--out {out}: exists and is not an earlier render (no {RENDER_MARKER}); "
+            "name a new or empty directory"
+        )
+    shutil.rmtree(out)
+
+
+def write(
+    config: StackConfig,
+    out: Path,
+    objects: dict[tuple[str, str], dict[str, Any]] | None = None,
+) -> dict[str, int]:
+    """Render the stack into `out` (replacing an earlier render); returns counts per kind.
+
+    `objects` are the Kubernetes objects to write; by default the mock runtime's.
+    """
     model = ClusterModel.from_config(config)
-    if out.exists():
-        shutil.rmtree(out)
+    objects = manifests(config) if objects is None else objects
+    _clear(out)
     counts: dict[str, int] = {}
-    for (kind, name), obj in manifests(config).items():
+    for (kind, name), obj in objects.items():
         path = out / "kubernetes" / kind / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=True), encoding="utf-8")
@@ -207,5 +251,5 @@ def write(config: StackConfig, out: Path) -> dict[str, int]:
         (out / "config" / "haproxy" / "haproxy.cfg").write_text(
             templating.haproxy_config(model), encoding="utf-8"
         )
-    (out / "topology.json").write_text(json.dumps(topo, indent=2) + "\n", encoding="utf-8")
+    (out / RENDER_MARKER).write_text(json.dumps(topo, indent=2) + "\n", encoding="utf-8")
     return counts

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -41,30 +40,29 @@ def down() -> None:
 
 @local.command()
 def apply(
-    stack: Annotated[str, typer.Option(help="environment to render and apply")] = "local",
+    stack: Annotated[str, typer.Option(help="environment to provision")] = "local",
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
 ) -> None:
-    """Render STACK and apply it server-side to the local cluster; print the placement."""
-    from infra import render
+    """`pulumi up` STACK onto the local cluster (created if needed); print the placement."""
+    from rich.console import Console
+
     from infra.config import ConfigError, load_stack
+    from infra.engine import EngineError
     from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
+    from infra.localcluster.provision import provision
     from infra.model.cluster import ClusterModel
 
     kube = LocalKubernetes()
     try:
         config = load_stack(stacks_dir, stack)
         model = ClusterModel.from_config(config)
-        with tempfile.TemporaryDirectory(prefix="kafkastack-render-") as tmp:
-            render.write(config, Path(tmp))
-            kube.up()
-            kube.apply_rendered(Path(tmp) / "kubernetes")
+        changes = provision(kube, stacks_dir / f"Pulumi.{stack}.yaml", config)
+        typer.echo("pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(changes.items())))
         expected = len(model.brokers) + len(model.quorum) + model.haproxy_replicas
         pods = kube.wait_scheduled(config.namespace, expected)
-    except (ConfigError, LocalClusterError) as err:
+    except (ConfigError, LocalClusterError, EngineError) as err:
         raise fail(str(err)) from None
-    from rich.console import Console
-
     Console().print(placement_table(pods, kube))
 
 

@@ -1,7 +1,8 @@
-"""`kafkastack demo` (`make demo`): sample projections → sizing → stack → local cluster."""
+"""`kafkastack demo` (`make demo`): sample projections → sizing → stack → `pulumi up` locally."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -14,18 +15,25 @@ REPO = STACKS.parent
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="where sizing and render outputs go")] = REPO
+    out: Annotated[Path, typer.Option(help="where sizing, the demo's stack and renders go")] = REPO
     / "demo-out",
-    cluster: Annotated[bool, typer.Option(help="also start the local cluster and apply")] = True,
+    cluster: Annotated[
+        bool, typer.Option(help="also `pulumi up` the stack onto the local cluster")
+    ] = True,
 ) -> None:
-    """Size the embedded sample projections, write the sizing into the `local` stack, render it
-    and place it on a local Kubernetes control plane."""
+    """Size the embedded sample projections, write the sizing into a copy of the `local` stack,
+    render it, and provision it with `pulumi up` onto a local Kubernetes control plane.
+
+    Committed files are never rewritten: the demo's stack file lives in OUT/stacks.
+    """
     from rich.console import Console
 
     from infra import render
     from infra.config import ConfigError, load_stack
+    from infra.engine import EngineError
     from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
+    from infra.localcluster.provision import provision
     from infra.model.cluster import ClusterModel
     from infra.stack_files import apply_sizing
     from spark_sizing.formulas import SizingParameters
@@ -34,6 +42,7 @@ def demo(
 
     console = Console()
     sizing_dir = out / "sizing"
+    stacks = out / "stacks"
     console.rule("1/4 sizing the sample projections (Spark)")
     run = run_sizing(
         str(SAMPLE_INPUT), str(sizing_dir), load_profile(DEFAULT_PROFILE), SizingParameters()
@@ -41,36 +50,32 @@ def demo(
     c = run.report.cluster
     console.print(f"{c.brokers} brokers, binding constraint: {c.binding_constraint}")
     try:
-        console.rule("2/4 writing the sizing into stacks/Pulumi.local.yaml")
-        # A path relative to the repo keeps the stack file the same on every machine.
-        apply_sizing(_repo_relative(sizing_dir / "sizing.json"), STACKS, "local")
-        config = load_stack(STACKS, "local")
+        console.rule(f"2/4 writing the sizing into {stacks / 'Pulumi.local.yaml'}")
+        stacks.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(STACKS / "Pulumi.local.yaml", stacks / "Pulumi.local.yaml")
+        apply_sizing(sizing_dir / "sizing.json", stacks, "local")
+        config = load_stack(stacks, "local")
+        model = ClusterModel.from_config(config)
         console.rule("3/4 rendering the local stack")
         counts = render.write(config, out / "render")
         console.print(", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
         if cluster:
-            console.rule("4/4 local control plane: apply and place")
+            console.rule("4/4 pulumi up onto the local control plane")
             kube = LocalKubernetes()
-            kube.up()
-            kube.apply_rendered(out / "render" / "kubernetes")
-            model = ClusterModel.from_config(config)
+            changes = provision(kube, stacks / "Pulumi.local.yaml", config)
+            console.print(
+                "pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(changes.items()))
+            )
             pods = kube.wait_scheduled(
                 config.namespace, len(model.brokers) + len(model.quorum) + model.haproxy_replicas
             )
             console.print(placement_table(pods, kube))
             console.print(f"kubeconfig: {kube.kubeconfig}")
-    except (ConfigError, LocalClusterError) as err:
+    except (ConfigError, LocalClusterError, EngineError) as err:
         raise fail(str(err)) from None
-    model = ClusterModel.from_config(config)
     console.print(f"bootstrap (in cluster): {model.names.bootstrap_dns}:{model.ports.client}")
-    console.print(f"bootstrap (external):   bootstrap.{config.external.domain}:{model.ports.route}")
+    console.print(f"bootstrap (external):   {model.names.external_bootstrap}:{model.ports.route}")
     console.print(f"reports: {sizing_dir / 'report.md'}, {sizing_dir / 'report.html'}")
-
-
-def _repo_relative(path: Path) -> Path:
-    """A path inside the repo as a relative one, so the stack file reads the same everywhere."""
-    resolved = path.resolve()
-    return resolved.relative_to(REPO.resolve()) if resolved.is_relative_to(REPO.resolve()) else path
 
 
 def register(app: typer.Typer) -> None:

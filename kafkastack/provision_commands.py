@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,22 +15,41 @@ from kafkastack.sizing_commands import fail
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 
 
+class RenderEngine(StrEnum):
+    mock = "mock"
+    pulumi = "pulumi"
+
+
 def render(
     stack: Annotated[str, typer.Option(help="environment: local, dev, staging, prod")],
-    out: Annotated[Path, typer.Option(help="directory to (re)write")],
+    out: Annotated[Path, typer.Option(help="new directory, or an earlier render to replace")],
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+    engine: Annotated[
+        RenderEngine,
+        typer.Option(
+            help="mock: Pulumi's mock runtime (fast, no binaries); pulumi: the real engine "
+            "and Kubernetes provider (renderYamlToDirectory)"
+        ),
+    ] = RenderEngine.mock,
 ) -> None:
     """Write every Kubernetes object and config file the stack declares (no cluster needed)."""
     from infra import render as renderer
     from infra.config import ConfigError, load_stack
+    from infra.engine import EngineError
 
     try:
         config = load_stack(stacks_dir, stack)
-    except ConfigError as err:
+        objects = None
+        if engine is RenderEngine.pulumi:
+            with tempfile.TemporaryDirectory(prefix="kafkastack-engine-render-") as tmp:
+                objects = renderer.engine_manifests(
+                    stacks_dir / f"Pulumi.{stack}.yaml", config, Path(tmp)
+                )
+        counts = renderer.write(config, out, objects)
+    except (ConfigError, EngineError) as err:
         raise fail(str(err)) from None
-    counts = renderer.write(config, out)
     summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
-    typer.echo(f"rendered stack {stack} to {out}: {summary}")
+    typer.echo(f"rendered stack {stack} to {out} ({engine.value}): {summary}")
 
 
 def apply_sizing(
@@ -52,29 +74,74 @@ def apply_sizing(
 
 def preview(
     stack: Annotated[str, typer.Option(help="environment to preview")],
-    base: Annotated[str, typer.Option(help="git revision to compare the stack file with")] = "HEAD",
     markdown: Annotated[bool, typer.Option(help="print the pull-request comment")] = False,
     out: Annotated[Path | None, typer.Option(help="also write the comment to this file")] = None,
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(help="a local file backend (default: the backend you are logged in to)"),
+    ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            help="no deployed state at hand: `pulumi up` this git revision into a throwaway "
+            "backend (provider render mode, no cluster) and preview against that"
+        ),
+    ] = None,
 ) -> None:
-    """What a stack change creates, updates, replaces or deletes (data-loss risks flagged)."""
-    from infra.config import ConfigError
-    from infra.preview import preview as run_preview
+    """What `pulumi up` would create, update, replace or delete against the deployed stack.
+
+    Runs `pulumi preview` of this checkout's program and stack file against the stack's state
+    (or against --base); exits 3 when a stateful object would be replaced or deleted.
+    """
+    from infra import preview as previews
+    from infra.config import ConfigError, load_stack
+    from infra.engine import Engine, EngineError, placeholder_passwords
 
     try:
-        found, comment = run_preview(stacks_dir, stack, base)
-    except ConfigError as err:
+        config = load_stack(stacks_dir, stack)
+        project = previews.project_of(stacks_dir)
+        stack_file = stacks_dir / f"Pulumi.{stack}.yaml"
+        if base is None:
+            found = previews.run(Engine(state_dir, project_dir=project), stack_file, config)
+        else:
+            with tempfile.TemporaryDirectory(prefix="kafkastack-preview-") as tmp:
+                engine, settings = previews.offline_baseline(project, base, stack, Path(tmp))
+                engine = replace(engine, project_dir=project)
+                settings.update(placeholder_passwords(config))
+                found = previews.run(engine, stack_file, config, settings)
+    except (ConfigError, EngineError) as err:
         raise fail(str(err)) from None
+    comment = previews.markdown(found)
     if out is not None:
         out.write_text(comment, encoding="utf-8")
     if markdown:
         typer.echo(comment, nl=False)
     else:
-        for change in found:
-            flag = "  (data-loss risk)" if change.data_loss_risk else ""
-            typer.echo(f"{change.operation:8} {change.kind}/{change.name}{flag}")
-    if any(c.data_loss_risk for c in found):
+        for step in found.changes:
+            flag = "  (data-loss risk)" if step.data_loss_risk else ""
+            typer.echo(f"{step.op:8} {step.kind}/{step.name}{flag}")
+    if found.risks:
         raise typer.Exit(code=3)
+
+
+def doctor() -> None:
+    """Every engine and cluster tool: its version, where it came from, and whether it fits."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from infra.toolchain import parts
+
+    table = Table(title="kafkastack toolchain")
+    for column in ("part", "version", "origin", "status"):
+        table.add_column(column)
+    found = parts()
+    for part in found:
+        status = "ok" if part.ok else f"[red]FAIL[/red] {part.note}"
+        table.add_row(part.name, part.version, part.origin, status)
+    Console().print(table)
+    if not all(part.ok for part in found):
+        raise typer.Exit(code=1)
 
 
 def register(app: typer.Typer) -> None:
@@ -82,3 +149,4 @@ def register(app: typer.Typer) -> None:
     app.command()(render)
     app.command("apply-sizing")(apply_sizing)
     app.command()(preview)
+    app.command()(doctor)

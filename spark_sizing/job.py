@@ -170,6 +170,8 @@ def run_sizing(
     s3_read: sources.S3Read = sources.DEFAULT_S3_READ,
 ) -> SizingRun:
     """Size a cluster from projections at `input_location`; write every output to `out`."""
+    if not s3.is_s3(input_location):
+        sources.local_input(input_location)  # a wrong path is reported before a JVM starts
     spark = spark or spark_session(reads_s3=s3.is_s3(input_location))
     with (
         tempfile.TemporaryDirectory(prefix="kafkastack-") as tmp,

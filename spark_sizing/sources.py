@@ -65,8 +65,7 @@ def resolve(
 ) -> InputFiles:
     """The input files: local paths, or for s3:// prefixes downloads into `staging` or s3a URLs."""
     if not s3.is_s3(location):
-        files = sorted(_local_files(location))
-        return InputFiles(paths=files, format=_single_format(location, files))
+        return local_input(location)
     try:
         objects = sorted(s3.list_prefix(location), key=lambda o: o.key)
         # Checked before anything is fetched: a mixed prefix fails at once.
@@ -78,6 +77,12 @@ def resolve(
     except s3.S3Error as err:
         raise InputError(str(err)) from None
     return InputFiles(local, file_format, "download")
+
+
+def local_input(location: str) -> InputFiles:
+    """Local input files and their one format; needs no Spark, so a wrong path fails early."""
+    files = sorted(_local_files(location))
+    return InputFiles(paths=files, format=_single_format(location, files))
 
 
 def use_s3a(policy: S3Read, total_bytes: int, connector_loaded: Callable[[], bool]) -> bool:

@@ -13,6 +13,40 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# A test's tier follows from what it needs. `make unit` runs the tests with none of these:
+# no JVM, no Go-built binary, no server.
+TIERS = ("spark", "s3", "kafka", "engine", "cluster", "toolchain")
+FIXTURE_TIERS = {
+    "spark": "spark",
+    "moto_endpoint": "s3",
+    "s3_env": "s3",
+    "kube": "cluster",
+    "deployed": "cluster",
+    "project": "engine",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in FIXTURE_TIERS:
+                item.add_marker(FIXTURE_TIERS[fixture])
+
+
+@pytest.fixture(autouse=True)
+def _spark_only_in_the_spark_tier(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that starts Spark without the `spark` marker would make `make unit` need a JVM."""
+    if request.node.get_closest_marker("spark") is not None:
+        return
+    from pyspark.sql import SparkSession
+
+    def refuse(self: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} starts Spark: mark it @pytest.mark.spark")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", refuse)
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

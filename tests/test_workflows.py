@@ -6,6 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.toolchain
+
 
 def test_workflows_pass_actionlint(repo_root: Path) -> None:
     cache = Path(os.environ.get("KAFKASTACK_CACHE", Path.home() / ".cache" / "kafkastack"))

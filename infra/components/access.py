@@ -29,7 +29,9 @@ class ExternalAccess(pulumi.ComponentResource):
     ) -> None:
         super().__init__("kafkastack:access:ExternalAccess", name, {}, opts)
         ext = model.config.external
-        self.bootstrap = f"bootstrap.{ext.domain}:{model.ports.route}" if ext.mode != "none" else ""
+        self.bootstrap = (
+            f"{model.names.external_bootstrap}:{model.ports.route}" if ext.mode != "none" else ""
+        )
         if ext.mode == "haproxy":
             config = templating.haproxy_config(model)
             digest = hashlib.sha256(config.encode()).hexdigest()[:16]

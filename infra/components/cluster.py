@@ -28,9 +28,15 @@ class KafkaCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("kafkastack:index:KafkaCluster", name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # The namespace everything else lives in.
+        # The namespace everything else lives in. Deleting a namespace deletes the data claims
+        # in it, so `pulumi destroy` forgets it instead of deleting it.
         namespace = declare(
-            "Namespace", f"{name}-namespace", {"metadata": {"name": model.config.namespace}}, self
+            "Namespace",
+            f"{name}-namespace",
+            {"metadata": {"name": model.config.namespace}},
+            self,
+            retain_on_delete=True,
+            protect=model.config.protected,
         )
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         storage = StorageClasses(f"{name}-storage", model, child)

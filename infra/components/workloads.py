@@ -53,4 +53,6 @@ def declare_node(
     if model.config.skip_await:
         manifest["metadata"].setdefault("annotations", {})["pulumi.com/skipAwait"] = "true"
     # The workload holds a node's identity (id, rack, address): keep its name stable.
-    declare("StatefulSet", f"{name}-{node.workload}", manifest, parent)
+    declare(
+        "StatefulSet", f"{name}-{node.workload}", manifest, parent, protect=model.config.protected
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -17,16 +18,12 @@ from typing import Any
 
 import yaml
 
+from infra import toolchain
+
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
 ZONES = ("zone-a", "zone-b", "zone-c")
 NODES_PER_ZONE = 5
-# Workloads (StatefulSets, Deployments) go last: what they mount or bind to must exist first.
-APPLY_ORDER = (
-    ("Namespace", "StorageClass"),
-    ("Secret", "ConfigMap", "Certificate", "NetworkAttachmentDefinition", "Service"),
-    ("NetworkPolicy", "PodDisruptionBudget", "Route"),
-)
 VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots + txlog
 
 
@@ -34,17 +31,11 @@ class LocalClusterError(RuntimeError):
     """The local cluster could not be created or used; the message says what to do."""
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("KAFKASTACK_CACHE", Path.home() / ".cache" / "kafkastack"))
-
-
 def binary(name: str) -> str:
-    path = cache_dir() / "bin" / name
-    if not path.is_file():
-        raise LocalClusterError(
-            f"{path} is missing: run scripts/toolchain/build-all.sh (or make toolchain)"
-        )
-    return str(path)
+    try:
+        return toolchain.binary(name)
+    except toolchain.ToolchainError as err:
+        raise LocalClusterError(str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -53,7 +44,7 @@ class LocalKubernetes:
 
     @property
     def workdir(self) -> Path:
-        return cache_dir() / "local-cluster" / self.name
+        return toolchain.cache_dir() / "local-cluster" / self.name
 
     @property
     def kubeconfig(self) -> Path:
@@ -62,7 +53,7 @@ class LocalKubernetes:
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         # kwokctl calls kubectl and would download one if none were on PATH: ours goes first.
-        env["PATH"] = f"{cache_dir() / 'bin'}:{env.get('PATH', '')}"
+        env["PATH"] = f"{toolchain.bin_dir()}:{env.get('PATH', '')}"
         env["KWOK_WORKDIR"] = str(self.workdir / "kwok")
         return env
 
@@ -119,35 +110,22 @@ class LocalKubernetes:
             )
         self.kubectl("apply", "--server-side", "-f", str(CRDS))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-        self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(nodes() + volumes()))
+        self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(nodes()))
+
+    @property
+    def pulumi_state(self) -> Path:
+        """The engine's state of what runs on this cluster: it lives and dies with the cluster."""
+        return self.workdir / "pulumi"
 
     def down(self) -> None:
         self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
+        shutil.rmtree(self.pulumi_state, ignore_errors=True)
 
-    def apply_rendered(self, kubernetes_dir: Path) -> None:
-        """Server-side apply of `kafkastack render` output: the apiserver validates every object.
-
-        Applied in dependency order, as the Pulumi components declare them: a claim created
-        before its StorageClass exists binds at once to any volume, in any zone.
-        """
-        files = sorted(kubernetes_dir.glob("*/*.yaml"))
-        for kinds in APPLY_ORDER:
-            batch = [p for p in files if p.parent.name in kinds]
-            if batch:
-                self.kubectl(
-                    "apply",
-                    "--server-side",
-                    "--force-conflicts",
-                    *[arg for path in batch for arg in ("-f", str(path))],
-                )
-        rest = [p for p in files if not any(p.parent.name in kinds for kinds in APPLY_ORDER)]
-        if rest:
-            self.kubectl(
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                *[arg for path in rest for arg in ("-f", str(path))],
-            )
+    def add_volumes(self, storage_classes: dict[str, str]) -> None:
+        """Node-local volumes for a stack's StorageClasses (role → class name), on every node."""
+        self.kubectl(
+            "apply", "--server-side", "-f", "-", stdin=_documents(volumes(storage_classes))
+        )
 
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
@@ -203,26 +181,26 @@ def nodes() -> list[dict[str, Any]]:
     return result
 
 
-def volumes() -> list[dict[str, Any]]:
+def volumes(storage_classes: dict[str, str]) -> list[dict[str, Any]]:
     """Node-local PersistentVolumes for the stack's StorageClasses: WaitForFirstConsumer binding
     then follows the scheduler's choice of node, as with real zonal disks."""
     result = []
     for zone in ZONES:
         for i in range(1, NODES_PER_ZONE + 1):
             host = node_name(zone, i)
-            for role, count in VOLUMES_PER_NODE.items():
-                for v in range(count):
+            for role, class_name in storage_classes.items():
+                for v in range(VOLUMES_PER_NODE[role]):
                     result.append(
                         {
                             "apiVersion": "v1",
                             "kind": "PersistentVolume",
-                            "metadata": {"name": f"{host}-{role}-{v}"},
+                            "metadata": {"name": f"{host}-{class_name}-{v}"},
                             "spec": {
                                 "capacity": {"storage": "16Ti"},
                                 "accessModes": ["ReadWriteOnce"],
                                 "persistentVolumeReclaimPolicy": "Retain",
-                                "storageClassName": f"kafka-{role}-fast",
-                                "local": {"path": f"/mnt/kafkastack/{role}-{v}"},
+                                "storageClassName": class_name,
+                                "local": {"path": f"/mnt/kafkastack/{class_name}-{v}"},
                                 "nodeAffinity": {
                                     "required": {
                                         "nodeSelectorTerms": [

@@ -161,7 +161,7 @@ def routes(model: ClusterModel) -> list[dict[str, Any]]:
     targets = [
         (
             f"{model.config.cluster_name}-bootstrap",
-            f"bootstrap.{ext.domain}",
+            model.names.external_bootstrap,
             model.names.bootstrap_service,
         )
     ]

@@ -104,7 +104,12 @@ class ClusterModel:
 
     @classmethod
     def from_config(cls, config: StackConfig) -> ClusterModel:
-        names = Names(config.cluster_name, config.namespace, config.network.cluster_domain)
+        names = Names(
+            config.cluster_name,
+            config.namespace,
+            config.network.cluster_domain,
+            config.external.domain,
+        )
         return cls(config=config, names=names)
 
     @property
@@ -147,7 +152,7 @@ class ClusterModel:
                     zone=zone,
                     client_host=self.names.pod_dns(workload, self.names.brokers_service),
                     replication_ip=self._replication_ip(BROKER_ADDRESS_OFFSET + node_id),
-                    external_host=f"broker-{node_id}.{self.config.external.domain}",
+                    external_host=self.names.external_broker(node_id),
                 )
             )
         return nodes

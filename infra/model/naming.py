@@ -10,6 +10,7 @@ class Names:
     cluster: str
     namespace: str
     cluster_domain: str = "cluster.local"
+    external_domain: str = "kafka.example.com"
 
     def broker(self, node_id: int) -> str:
         return f"{self.cluster}-broker-{node_id}"
@@ -60,3 +61,12 @@ class Names:
     @property
     def bootstrap_dns(self) -> str:
         return f"{self.bootstrap_service}.{self.namespace}.svc.{self.cluster_domain}"
+
+    @property
+    def external_bootstrap(self) -> str:
+        """The one name external clients start from (HAProxy or the bootstrap Route)."""
+        return f"bootstrap.{self.external_domain}"
+
+    def external_broker(self, node_id: int) -> str:
+        """The name each broker advertises to external clients; SNI routes on it."""
+        return f"broker-{node_id}.{self.external_domain}"

@@ -43,7 +43,7 @@ def certificate_dns_names(model: ClusterModel, node: Node) -> list[str]:
     external bootstrap host (the bootstrap route lands on any broker)."""
     names = [node.client_host]
     if node.role == "broker" and model.config.external.mode != "none" and node.external_host:
-        names += [node.external_host, f"bootstrap.{model.config.external.domain}"]
+        names += [node.external_host, model.names.external_bootstrap]
     return names
 
 
@@ -53,8 +53,3 @@ def certificates(model: ClusterModel) -> list[dict[str, Any]]:
 
 def scram_secret_name(model: ClusterModel, user: str) -> str:
     return f"{model.config.cluster_name}-user-{user}"
-
-
-def password_config_key(user: str) -> str:
-    """The secret stack-config key holding a user's password (`pulumi config set --secret`)."""
-    return f"password-{user}"

@@ -15,6 +15,15 @@ DEFAULT_PROVISIONERS = {
 }
 
 
+# One StorageClass per role: broker data, and quorum (controller or ZooKeeper) volumes.
+ROLES = ("broker", "quorum")
+
+
+def storage_class_names(model: ClusterModel) -> dict[str, str]:
+    """role → StorageClass name; stable, since claims refer to it and a rename replaces it."""
+    return {role: model.names.storage_class(role) for role in ROLES}
+
+
 def _parameters(model: ClusterModel) -> dict[str, str]:
     c = model.config
     sized = c.sizing.cluster.storage_class
@@ -48,10 +57,12 @@ def provisioner_of(model: ClusterModel) -> str:
 
 def storage_class(model: ClusterModel, role: str) -> dict[str, Any]:
     """Always WaitForFirstConsumer (the volume follows the pod's zone), expandable, retained."""
+    parameters = _parameters(model)
     return {
         "metadata": {"name": model.names.storage_class(role)},
         "provisioner": provisioner_of(model),
-        "parameters": _parameters(model),
+        # An empty map is dropped by the API server; leaving it out keeps every diff quiet.
+        **({"parameters": parameters} if parameters else {}),
         "volumeBindingMode": "WaitForFirstConsumer",
         "allowVolumeExpansion": True,
         # A deleted claim must not take a broker's log with it.

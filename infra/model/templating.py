@@ -88,7 +88,7 @@ def haproxy_config(model: ClusterModel) -> str:
         "haproxy/haproxy.cfg.j2",
         environment=model.config.environment,
         brokers=brokers,
-        bootstrap_host=f"bootstrap.{model.config.external.domain}",
+        bootstrap_host=model.names.external_bootstrap,
         bind_address="0.0.0.0",
         listen_port=model.ports.haproxy,
         # A Kafka client holds one connection per broker it talks to, so a few thousand per

@@ -142,7 +142,7 @@ def _format_storage_init(
                 )
     else:
         quorum_flag = "--no-initial-controllers"
-    return {
+    init = {
         "name": "format-storage",
         "image": image,
         "command": [
@@ -151,9 +151,11 @@ def _format_storage_init(
             f"/opt/kafka/bin/kafka-storage.sh format --ignore-formatted -t {model.cluster_id} "
             f"-c {CONFIG_DIR}/{config_file} {quorum_flag}",
         ],
-        "env": env,
         "volumeMounts": mounts,
     }
+    if env:  # the API server drops an empty list; leave it out so every diff stays quiet
+        init["env"] = env
+    return init
 
 
 def _logging_env(model: ClusterModel) -> dict[str, str]:

@@ -1,26 +1,35 @@
 """A local control plane (real apiserver, scheduler, controller-manager; kwok nodes in 3 zones)
-with the `local` stack's rendered objects applied server-side."""
+and the committed `local` stack provisioned onto it by the real Pulumi engine.
+
+One cluster serves the session. The shared deployment is only read; a test that changes a
+stack (growth, destroy) provisions its own copy under its own name, namespace and state.
+"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from infra import render
-from infra.config import load_stack
+from infra.config import StackConfig, load_stack
+from infra.engine import Engine
 from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.provision import local_engine, provision
 from infra.model.cluster import ClusterModel
 
 
 @dataclass
 class Deployed:
     kube: LocalKubernetes
+    engine: Engine
+    stack_file: Path
+    config: StackConfig
     model: ClusterModel
-    render_dir: Path
     pods: list[dict[str, Any]]
 
     def nodes(self) -> dict[str, dict[str, str]]:
@@ -30,17 +39,44 @@ class Deployed:
         }
 
 
-@pytest.fixture(scope="session")
-def deployed(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
-    kube = LocalKubernetes("kafkastack-test")
-    kube.down()
-    kube.up()
-    config = load_stack(repo_root / "stacks", "local")
+def expected_pods(model: ClusterModel) -> int:
+    return len(model.brokers) + len(model.quorum) + model.haproxy_replicas
+
+
+def deploy(
+    kube: LocalKubernetes, stack_file: Path, engine: Engine, expect_no_changes: bool = False
+) -> Deployed:
+    config = load_stack(stack_file.parent, "local")
     model = ClusterModel.from_config(config)
-    out = tmp_path_factory.mktemp("render-local")
-    render.write(config, out)
-    kube.apply_rendered(out / "kubernetes")
-    expected = len(model.brokers) + len(model.quorum) + model.haproxy_replicas
-    pods = kube.wait_scheduled(config.namespace, expected)
-    yield Deployed(kube, model, out, pods)
-    kube.down()
+    provision(kube, stack_file, config, expect_no_changes=expect_no_changes, engine=engine)
+    pods = kube.wait_scheduled(config.namespace, expected_pods(model))
+    return Deployed(kube, engine, stack_file, config, model, pods)
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[LocalKubernetes]:
+    cluster = LocalKubernetes("kafkastack-test")
+    cluster.down()
+    cluster.up()
+    yield cluster
+    cluster.down()
+
+
+@pytest.fixture(scope="session")
+def deployed(kube: LocalKubernetes, repo_root: Path) -> Deployed:
+    """The committed `local` stack, as `make demo` provisions it. Tests only read it."""
+    return deploy(kube, repo_root / "stacks" / "Pulumi.local.yaml", local_engine(kube))
+
+
+@pytest.fixture
+def own_stack(repo_root: Path, tmp_path: Path) -> Path:
+    """A copy of the `local` stack under a name and namespace of this test's own."""
+    name = f"t{uuid.uuid4().hex[:8]}"
+    document = yaml.safe_load((repo_root / "stacks" / "Pulumi.local.yaml").read_text())
+    document["config"]["kafkastack:cluster_name"] = name
+    document["config"]["kafkastack:namespace"] = name
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    path = stacks / "Pulumi.local.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path

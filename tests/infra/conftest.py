@@ -20,6 +20,15 @@ def sizing_cluster(**overrides: Any) -> dict[str, Any]:
     return cluster
 
 
+def write_sizing(directory: Path, **cluster: Any) -> Path:
+    """A sizing.json as `kafkastack size` writes it, with `cluster` fields changed."""
+    document = json.loads(SIZING_FIXTURE.read_text())
+    document["cluster"].update(cluster)
+    path = directory / f"sizing-{len(list(directory.glob('sizing-*.json')))}.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
 def base_values(**overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {
         "platform": "aws",

@@ -1,0 +1,275 @@
+"""The real Pulumi engine, driven offline: the `pulumi` CLI, the Python language host and the
+Kubernetes provider that scripts/toolchain builds, a file backend and a passphrase.
+
+kafkastack runs the engine on a working copy of a stack file (`--config-file`): the committed
+file stays what people edit and review, while what the engine writes into a config file (the
+encryption salt, secrets kafkastack generates) lives beside the state, in a place that belongs
+to whoever owns that state (the local cluster, a test, a preview run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.config import NAMESPACE, ConfigError, StackConfig, password_config_key
+from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+# Only for stacks whose state is a throwaway on this machine (the local cluster, tests); any other
+# stack takes the passphrase from PULUMI_CONFIG_PASSPHRASE like every Pulumi user.
+LOCAL_PASSPHRASE = "kafkastack-local-only"
+# Keys the engine itself writes into a config file; kept across refreshes of the working copy.
+ENGINE_KEYS = ("encryptionsalt", "secretsprovider", "encryptedkey")
+# Kubernetes objects whose replacement or deletion loses data or a broker's identity.
+STATEFUL_TYPES = frozenset(
+    {
+        "kubernetes:apps/v1:StatefulSet",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        "kubernetes:storage.k8s.io/v1:StorageClass",
+        "kubernetes:core/v1:Namespace",
+    }
+)
+
+
+class EngineError(RuntimeError):
+    """A Pulumi command failed; the message carries the engine's own words."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One resource step of a preview: what the engine would do to one object."""
+
+    op: str  # create | update | replace | delete | same | …
+    type: str
+    name: str
+    diffs: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.type.rsplit(":", 1)[-1]
+
+    @property
+    def data_loss_risk(self) -> bool:
+        return self.type in STATEFUL_TYPES and self.op in {"replace", "delete"}
+
+
+# A replacement shows as several steps; the one that names the intent stands for them all.
+_REPLACE_OPS = {"replace", "create-replacement", "delete-replaced"}
+
+
+def steps_from_preview(document: dict[str, Any]) -> list[Step]:
+    """The resource steps of `pulumi preview --json`, one per object, components left out."""
+    found: dict[str, Step] = {}
+    for step in document.get("steps", []):
+        state = step.get("newState") or step.get("oldState") or {}
+        type_ = str(state.get("type", ""))
+        if not type_.startswith("kubernetes:"):
+            continue  # components and providers are not Kubernetes objects
+        urn = str(step["urn"])
+        op = "replace" if step["op"] in _REPLACE_OPS else str(step["op"])
+        if urn in found and found[urn].op == "replace":
+            continue
+        metadata = (state.get("inputs") or {}).get("metadata") or {}
+        # People know objects by their Kubernetes name, not by the program's logical name.
+        name = str(metadata.get("name") or urn.rsplit("::", 1)[-1])
+        # Why: the fields forcing a replacement, else the fields that differ.
+        why = step.get("replaceReasons") or step.get("detailedDiff") or step.get("diffs") or ()
+        found[urn] = Step(op, type_, name, tuple(str(field) for field in why))
+    return sorted(found.values(), key=lambda s: (s.op, s.type, s.name))
+
+
+# What rendered files and throwaway states hold instead of a SCRAM password.
+PLACEHOLDER_SECRET = "render-placeholder-not-a-secret"
+
+
+def placeholder_passwords(config: StackConfig) -> dict[str, str]:
+    """Run-only config giving every SCRAM user the visible placeholder password."""
+    return {
+        f"{NAMESPACE}:{password_config_key(user)}": PLACEHOLDER_SECRET
+        for user in config.security.users
+    }
+
+
+@dataclass(frozen=True)
+class Preview:
+    steps: list[Step]
+    summary: dict[str, int]
+    errors: list[str]  # what the engine refused, e.g. replacing a protected object
+
+
+def working_config(stack_file: Path, previous: Path, extra: dict[str, Any]) -> str:
+    """The committed stack file with what the engine wrote last time, plus run-only settings."""
+    if not stack_file.is_file():
+        raise ConfigError(f"{stack_file}: no such stack file; create it or check --stack")
+    document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+    config = dict(document.get("config") or {})
+    if previous.is_file():
+        before = yaml.safe_load(previous.read_text(encoding="utf-8")) or {}
+        for key in ENGINE_KEYS:
+            if key in before and key not in document:
+                document[key] = before[key]
+        # Secrets kafkastack set on the working copy (generated passwords) stay.
+        for key, value in (before.get("config") or {}).items():
+            if isinstance(value, dict) and "secure" in value and key not in config:
+                config[key] = value
+    config.update(extra)
+    document["config"] = config
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One backend and its stacks. `state_dir=None` uses the backend the user is logged in to."""
+
+    state_dir: Path | None
+    project_dir: Path = PROJECT_DIR
+    kubeconfig: Path | None = None
+    passphrase: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def config_file(self, stack: str) -> Path:
+        base = self.state_dir or (cache_dir() / "pulumi-config")
+        return base / "config" / f"Pulumi.{stack}.yaml"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        venv_bin = self.project_dir / ".venv" / "bin"
+        env["PATH"] = f"{bin_dir()}:{venv_bin}:{env.get('PATH', '')}"
+        # The program imports this project's packages: the checkout being run, never whichever
+        # checkout the virtualenv was installed from (a base revision's worktree, say).
+        env["PYTHONPATH"] = str(self.project_dir)
+        env.update(
+            {
+                "PULUMI_SKIP_UPDATE_CHECK": "true",
+                # Plugins come from scripts/toolchain: never download one mid-run.
+                "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+                "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
+                "PULUMI_SKIP_CONFIRMATIONS": "true",
+            }
+        )
+        if self.state_dir is not None:
+            backend = self.state_dir / "backend"
+            backend.mkdir(parents=True, exist_ok=True)
+            env["PULUMI_BACKEND_URL"] = backend.resolve().as_uri()
+        if self.passphrase is not None:
+            env["PULUMI_CONFIG_PASSPHRASE"] = self.passphrase
+        elif "PULUMI_CONFIG_PASSPHRASE" not in env and "PULUMI_CONFIG_PASSPHRASE_FILE" not in env:
+            env["PULUMI_CONFIG_PASSPHRASE"] = ""
+        if self.kubeconfig is not None:
+            env["KUBECONFIG"] = str(self.kubeconfig)
+        env.update(self.extra_env)
+        return env
+
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        try:
+            pulumi = binary("pulumi")
+        except ToolchainError as err:
+            raise EngineError(str(err)) from None
+        result = subprocess.run(
+            [pulumi, *args, "--non-interactive", "--cwd", str(cwd or self.project_dir)],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            check=False,
+        )
+        if check and result.returncode != 0:
+            words = (result.stderr.strip() or result.stdout.strip())[-3000:]
+            raise EngineError(f"pulumi {' '.join(args[:2])}: {words}")
+        return result
+
+    def _stack_args(self, stack: str) -> list[str]:
+        return ["--stack", stack, "--config-file", str(self.config_file(stack))]
+
+    def select(
+        self, stack: str, stack_file: Path, extra_config: dict[str, Any] | None = None
+    ) -> None:
+        """Create the stack if needed and refresh its working config from the stack file."""
+        target = self.config_file(stack)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(working_config(stack_file, target, extra_config or {}), encoding="utf-8")
+        listed = json.loads(self.run("stack", "ls", "--json").stdout or "[]")
+        if stack not in {entry["name"] for entry in listed}:
+            # `stack init` writes the new stack's encryption salt into its config file and
+            # takes no --config-file: run it where that file is the working copy.
+            (target.parent / "Pulumi.yaml").write_text(
+                (self.project_dir / "Pulumi.yaml")
+                .read_text(encoding="utf-8")
+                .replace("stackConfigDir:", "# stackConfigDir:"),
+                encoding="utf-8",
+            )
+            self.run("stack", "init", stack, "--secrets-provider", "passphrase", cwd=target.parent)
+
+    def set_secret(self, stack: str, user_key: str, value: str) -> None:
+        """`pulumi config set --secret kafkastack:<key>`, the value on stdin (never in argv)."""
+        self.run(
+            "config",
+            "set",
+            "--secret",
+            f"{NAMESPACE}:{user_key}",
+            *self._stack_args(stack),
+            stdin=value,
+        )
+
+    def config_keys(self, stack: str) -> set[str]:
+        shown = self.run("config", "--json", *self._stack_args(stack)).stdout
+        return set(json.loads(shown or "{}"))
+
+    def up(self, stack: str, expect_no_changes: bool = False) -> dict[str, int]:
+        """`pulumi up`; returns the engine's change summary (operation → count)."""
+        args = ["up", "--yes", "--skip-preview", "--json", *self._stack_args(stack)]
+        if expect_no_changes:
+            args.append("--expect-no-changes")
+        result = self.run(*args)
+        return change_summary(result.stdout)
+
+    def preview(self, stack: str) -> Preview:
+        """`pulumi preview --json`: the steps against the stack's state, and the engine's own
+        refusals (a protected object it would replace) beside them rather than instead."""
+        result = self.run("preview", "--json", *self._stack_args(stack), check=False)
+        try:
+            document = json.loads(result.stdout)
+        except json.JSONDecodeError:
+            document = {}
+        if "changeSummary" not in document:
+            words = (result.stderr.strip() or result.stdout.strip())[-3000:]
+            raise EngineError(f"pulumi preview: {words}")
+        errors = [
+            " ".join(str(d.get("message", "")).split())
+            for d in document.get("diagnostics", [])
+            if d.get("severity") == "error"
+        ]
+        return Preview(steps_from_preview(document), dict(document["changeSummary"]), errors)
+
+    def destroy(self, stack: str) -> None:
+        self.run("destroy", "--yes", "--skip-preview", *self._stack_args(stack))
+
+    def outputs(self, stack: str) -> dict[str, Any]:
+        shown = self.run("stack", "output", "--json", "--stack", stack).stdout
+        return dict(json.loads(shown or "{}"))
+
+    def exported_state(self, stack: str) -> str:
+        """The stack's state as the backend keeps it (what a leaked state file would show)."""
+        return self.run("stack", "export", "--stack", stack).stdout
+
+
+def change_summary(stdout: str) -> dict[str, int]:
+    """Operation → count, from the summary event of `pulumi up --json`'s event stream."""
+    for line in reversed(stdout.splitlines()):
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and "summaryEvent" in event:
+            changes = event["summaryEvent"].get("resourceChanges") or {}
+            return {str(op): int(n) for op, n in changes.items()}
+    return {}

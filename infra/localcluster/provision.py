@@ -1,0 +1,55 @@
+"""`pulumi up` of a stack onto the local cluster: the real engine, its state beside the cluster.
+
+The state describes what is in this cluster, so it lives in the cluster's folder and goes with
+`kafkastack local down`. SCRAM passwords are generated once per cluster and kept as Pulumi
+secrets, the documented flow (`pulumi config set --secret`) done for the user.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from infra.config import StackConfig, password_config_key
+from infra.engine import LOCAL_PASSPHRASE, Engine
+from infra.localcluster.cluster import LocalKubernetes
+from infra.model.cluster import ClusterModel
+from infra.model.storage import storage_class_names
+
+
+def local_engine(kube: LocalKubernetes, state_dir: Path | None = None) -> Engine:
+    """The engine for stacks on this cluster: its state in `state_dir`, or the cluster's."""
+    return Engine(
+        state_dir=state_dir or kube.pulumi_state,
+        kubeconfig=kube.kubeconfig,
+        passphrase=LOCAL_PASSPHRASE,
+    )
+
+
+def ensure_passwords(engine: Engine, stack: str, config: StackConfig) -> None:
+    """A random password for every SCRAM user that has none yet (kept on later runs)."""
+    if config.security.client_auth != "scram-sha-512":
+        return
+    present = engine.config_keys(stack)
+    for user in config.security.users:
+        key = password_config_key(user)
+        if f"kafkastack:{key}" not in present:
+            engine.set_secret(stack, key, secrets.token_urlsafe(24))
+
+
+def provision(
+    kube: LocalKubernetes,
+    stack_file: Path,
+    config: StackConfig,
+    expect_no_changes: bool = False,
+    engine: Engine | None = None,
+) -> dict[str, int]:
+    """Bring the local cluster up if needed and `pulumi up` the stack onto it (with the
+    cluster's own engine state unless another `engine` is given)."""
+    kube.up()
+    kube.add_volumes(storage_class_names(ClusterModel.from_config(config)))
+    engine = engine or local_engine(kube)
+    stack = config.environment
+    engine.select(stack, stack_file)
+    ensure_passwords(engine, stack, config)
+    return engine.up(stack, expect_no_changes=expect_no_changes)

@@ -1,0 +1,145 @@
+"""The real Pulumi engine against the local control plane: idempotent `up`, growth that only
+adds, `destroy` that keeps the data, protection in prod, secrets that stay encrypted."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from infra.engine import EngineError
+from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.provision import local_engine
+from infra.model import labels
+from kafkastack.cli import app
+from tests.cluster.conftest import Deployed, deploy, expected_pods
+from tests.infra.conftest import write_sizing
+
+pytestmark = pytest.mark.cluster
+
+
+def apply_sizing(stack_file: Path, tmp_path: Path, **cluster: object) -> None:
+    sizing = write_sizing(tmp_path, **cluster)
+    result = CliRunner().invoke(
+        app,
+        [
+            "apply-sizing",
+            "--sizing",
+            str(sizing),
+            "--stack",
+            "local",
+            "--stacks-dir",
+            str(stack_file.parent),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+
+
+def uids(deployed: Deployed, kind: str, component: str | None = None) -> dict[str, str]:
+    return {
+        o["metadata"]["name"]: o["metadata"]["uid"]
+        for o in deployed.kube.objects(kind, deployed.config.namespace)
+        if component is None or o["metadata"]["labels"].get(labels.COMPONENT) == component
+    }
+
+
+def test_a_second_pulumi_up_changes_nothing(deployed: Deployed) -> None:
+    again = deploy(deployed.kube, deployed.stack_file, deployed.engine, expect_no_changes=True)
+    assert uids(again, "pods") == uids(deployed, "pods")
+
+
+def test_no_password_is_in_clear_text_in_the_state(deployed: Deployed) -> None:
+    secret = deployed.kube.objects("secrets", deployed.config.namespace)
+    users = [s for s in secret if s["metadata"]["name"].startswith("kafka-user-")]
+    assert {s["metadata"]["name"] for s in users} == {
+        f"kafka-user-{u}" for u in deployed.config.security.users
+    }
+    passwords = [base64.b64decode(s["data"]["password"]).decode() for s in users]
+    assert all(len(p) >= 24 for p in passwords)  # generated, and reached the cluster
+    assert deployed.engine.state_dir is not None
+    state_files = [p for p in deployed.engine.state_dir.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".json" for p in state_files)
+    for path in state_files:
+        text = path.read_text(errors="replace")
+        for password in passwords:
+            assert password not in text, f"{path} holds a password in clear text"
+    assert "ciphertext" in deployed.engine.exported_state("local")
+
+
+def test_growing_brokers_through_apply_sizing_only_adds(
+    kube: LocalKubernetes, own_stack: Path, tmp_path: Path
+) -> None:
+    engine = local_engine(kube, tmp_path / "state")
+    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    small = deploy(kube, own_stack, engine)
+    brokers_before = uids(small, "pods", "broker")
+    claims_before = uids(small, "pvc")
+    assert len(brokers_before) == 3
+
+    apply_sizing(own_stack, tmp_path, brokers=5, brokers_per_zone=[2, 2, 1])
+    engine.select("local", own_stack)
+    steps = engine.preview("local").steps
+    changed = [s for s in steps if s.op != "same"]
+    assert {s.op for s in changed} <= {"create", "update"}, changed
+    # Existing objects change only where the new brokers must be known: HAProxy's routing table.
+    assert {(s.kind, s.name) for s in changed if s.op == "update"} <= {
+        ("ConfigMap", f"{small.config.cluster_name}-haproxy-config"),
+        ("Deployment", f"{small.config.cluster_name}-haproxy"),
+    }, [s for s in changed if s.op == "update"]
+    assert {s.name for s in changed if s.kind == "StatefulSet"} == {
+        f"{small.config.cluster_name}-broker-3",
+        f"{small.config.cluster_name}-broker-4",
+    }
+
+    grown = deploy(kube, own_stack, engine)
+    assert len(grown.pods) == expected_pods(grown.model)
+    brokers_after = uids(grown, "pods", "broker")
+    assert len(brokers_after) == 5
+    assert {k: brokers_after[k] for k in brokers_before} == brokers_before  # none replaced
+    claims_after = uids(grown, "pvc")
+    assert {k: claims_after[k] for k in claims_before} == claims_before
+
+
+def test_destroy_keeps_the_namespace_claims_and_volumes(
+    kube: LocalKubernetes, own_stack: Path, tmp_path: Path
+) -> None:
+    engine = local_engine(kube, tmp_path / "state")
+    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    deployed = deploy(kube, own_stack, engine)
+    claims = uids(deployed, "pvc")
+    assert claims
+    bound = {c["spec"]["volumeName"] for c in kube.objects("pvc", deployed.config.namespace)}
+
+    engine.destroy("local")
+
+    namespaces = {n["metadata"]["name"] for n in kube.objects("namespaces", "default")}
+    assert deployed.config.namespace in namespaces
+    assert uids(deployed, "statefulsets") == {}
+    assert uids(deployed, "pvc") == claims
+    volumes = {v["metadata"]["name"] for v in kube.objects("pv", "default")}
+    assert bound <= volumes
+
+
+def test_protected_stacks_refuse_destroy(
+    kube: LocalKubernetes, own_stack: Path, tmp_path: Path
+) -> None:
+    engine = local_engine(kube, tmp_path / "state")
+    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    document = yaml.safe_load(own_stack.read_text())
+    document["config"]["kafkastack:protect"] = True
+    own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    deployed = deploy(kube, own_stack, engine)
+    with pytest.raises(EngineError, match="protect"):
+        engine.destroy("local")
+    assert len(uids(deployed, "statefulsets")) == len(deployed.model.brokers) + len(
+        deployed.model.quorum
+    )
+    state = json.loads(engine.exported_state("local"))
+    protected = {
+        r["type"].rsplit(":", 1)[-1] for r in state["deployment"]["resources"] if r.get("protect")
+    }
+    assert protected == {"StatefulSet", "StorageClass", "Namespace"}

@@ -1,0 +1,64 @@
+"""Pull-request previews from the real engine: the base revision deployed into a throwaway
+backend (provider render mode), the head previewed against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.engine.conftest import Project
+
+pytestmark = pytest.mark.engine
+
+
+def test_growing_brokers_through_apply_sizing_previews_as_additions_only(
+    project: Project, tmp_path: Path
+) -> None:
+    project.apply_sizing("staging", tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    base = project.commit("three brokers")
+    project.apply_sizing("staging", tmp_path, brokers=5, brokers_per_zone=[2, 2, 1])
+    code, comment = project.preview("staging", base)
+    assert code == 0, comment
+    assert "| brokers | 3 | 5 |" in comment
+    assert "| create | StatefulSet | kafka-broker-4 |" in comment
+    assert "| create | StatefulSet | kafka-broker-3 |" in comment
+    assert "| replace |" not in comment and "| delete |" not in comment
+    assert "data-loss risk" not in comment
+
+
+def test_a_program_change_that_replaces_brokers_is_flagged(
+    project: Project, tmp_path: Path
+) -> None:
+    # The stack file does not change at all: only the code does. A render of the head alone
+    # cannot see this; the engine compares the head's program with the deployed state.
+    project.apply_sizing("staging", tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    base = project.commit("three brokers")
+    project.edit_code(
+        "infra/model/workloads.py",
+        '"podManagementPolicy": "Parallel"',
+        '"podManagementPolicy": "OrderedReady"',
+    )
+    code, comment = project.preview("staging", base)
+    assert code == 3, comment  # a pipeline gating on the preview stops here
+    assert "| replace | StatefulSet | kafka-broker-0 |" in comment
+    assert "⚠ data-loss risk" in comment
+    assert "Sizing unchanged." in comment
+
+
+def test_shrinking_brokers_and_moving_storage_are_flagged(project: Project, tmp_path: Path) -> None:
+    project.apply_sizing("staging", tmp_path, brokers=5, brokers_per_zone=[2, 2, 1])
+    base = project.commit("five brokers")
+    project.apply_sizing("staging", tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    project.edit_stack("staging", storage={"provisioner": "pd.csi.storage.gke.io"})
+    code, comment = project.preview("staging", base)
+    assert code == 3, comment
+    assert "| delete | StatefulSet | kafka-broker-4 |" in comment
+    assert "| replace | StorageClass | kafka-broker-fast |" in comment
+    assert "Data-loss risk" in comment
+
+
+def test_an_unchanged_checkout_previews_no_changes(project: Project) -> None:
+    code, comment = project.preview("staging", "HEAD")
+    assert code == 0, comment
+    assert "No object changes." in comment and "Sizing unchanged." in comment

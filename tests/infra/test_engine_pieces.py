@@ -1,0 +1,132 @@
+"""The pure pieces around the engine: reading its preview, the working config, secret keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from infra.config import ConfigError, read_stack_file, stack_values
+from infra.engine import change_summary, steps_from_preview, working_config
+from kafkastack.cli import app
+
+STS = "kubernetes:apps/v1:StatefulSet"
+
+
+def step(op: str, type_: str, name: str, **extra: object) -> dict[str, object]:
+    state = {"type": type_, "inputs": {"metadata": {"name": name}}}
+    return {
+        "op": op,
+        "urn": f"urn:pulumi:s::p::{type_}::logical-{name}",
+        "newState": state,
+        **extra,
+    }
+
+
+def test_a_replacement_reads_as_one_replace_step_named_by_its_kubernetes_name() -> None:
+    document = {
+        "steps": [
+            step("create-replacement", STS, "kafka-broker-0"),
+            step("replace", STS, "kafka-broker-0", diffs=["spec"]),
+            step("delete-replaced", STS, "kafka-broker-0"),
+            step("create", "kubernetes:core/v1:ConfigMap", "kafka-broker-3-config"),
+            step("same", "kafkastack:index:KafkaCluster", "kafka"),
+        ]
+    }
+    steps = steps_from_preview(document)
+    assert [(s.op, s.kind, s.name) for s in steps] == [
+        ("create", "ConfigMap", "kafka-broker-3-config"),
+        ("replace", "StatefulSet", "kafka-broker-0"),
+    ]
+    assert [s.data_loss_risk for s in steps] == [False, True]
+
+
+def test_deleting_a_claim_or_storage_class_is_a_data_loss_risk() -> None:
+    steps = steps_from_preview(
+        {
+            "steps": [
+                step("delete", "kubernetes:core/v1:PersistentVolumeClaim", "data-0"),
+                step("update", "kubernetes:storage.k8s.io/v1:StorageClass", "fast"),
+            ]
+        }
+    )
+    assert {(s.op, s.data_loss_risk) for s in steps} == {("delete", True), ("update", False)}
+
+
+def test_the_working_config_follows_the_stack_file_and_keeps_what_the_engine_wrote(
+    tmp_path: Path,
+) -> None:
+    stack = tmp_path / "Pulumi.local.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"kafkastack:brokers": 3}}))
+    previous = tmp_path / "working.yaml"
+    previous.write_text(
+        yaml.safe_dump(
+            {
+                "encryptionsalt": "v1:salt",
+                "config": {
+                    "kafkastack:brokers": 5,
+                    "kafkastack:password-admin": {"secure": "v1:cipher"},
+                },
+            }
+        )
+    )
+    merged = yaml.safe_load(working_config(stack, previous, {"kubernetes:context": "x"}))
+    assert merged == {
+        "config": {
+            "kafkastack:brokers": 3,  # the stack file wins
+            "kafkastack:password-admin": {"secure": "v1:cipher"},
+            "kubernetes:context": "x",
+        },
+        "encryptionsalt": "v1:salt",
+    }
+
+
+def test_secret_password_keys_are_not_stack_settings() -> None:
+    values = stack_values(
+        {
+            "kafkastack:brokers": 3,
+            "kafkastack:password-admin": {"secure": "v1:x"},
+            "kubernetes:renderYamlToDirectory": "/tmp/r",
+        },
+        "test",
+    )
+    assert values == {"brokers": 3}
+
+
+@pytest.mark.parametrize("key", ["kafkastak:brokers", "brokers", "aws:region"])
+def test_keys_outside_our_namespace_are_refused(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump({"config": {key: 3}}))
+    with pytest.raises(ConfigError, match="outside the kafkastack: namespace"):
+        read_stack_file(path)
+
+
+def test_render_refuses_to_replace_a_directory_that_is_not_a_render(tmp_path: Path) -> None:
+    precious = tmp_path / "checkout"
+    precious.mkdir()
+    (precious / "README.md").write_text("keep me")
+    result = CliRunner().invoke(app, ["render", "--stack", "local", "--out", str(precious)])
+    assert result.exit_code == 2
+    assert "is not an earlier render" in result.output
+    assert (precious / "README.md").read_text() == "keep me"
+
+
+def test_render_replaces_an_earlier_render(tmp_path: Path) -> None:
+    out = tmp_path / "render"
+    for _ in range(2):
+        result = CliRunner().invoke(app, ["render", "--stack", "local", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    assert (out / "topology.json").is_file()
+
+
+def test_thechange_summary_comes_from_the_up_event_stream() -> None:
+    stream = "\n".join(
+        [
+            '{"sequence":0,"diagnosticEvent":{"message":"warning"}}',
+            '{"sequence":9,"summaryEvent":{"resourceChanges":{"same":60,"create":2}}}',
+            '{"sequence":10,"cancelEvent":{}}',
+        ]
+    )
+    assert change_summary(stream) == {"same": 60, "create": 2}
