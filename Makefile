@@ -32,7 +32,7 @@ spark-jars: venv system-deps
 # The driver JVM's class archive (spark_sizing/class_archive.py): about a minute once per JDK and
 # pyspark, then every Spark start is seconds shorter.
 spark-cds: venv
-	$(VENV)/bin/python -m spark_sizing.class_archive
+	$(VENV)/bin/python -m spark_sizing.class_archive_recorder
 
 toolchain:
 	scripts/toolchain/build-all.sh

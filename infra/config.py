@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing
+from infra.errors import ConfigError
+from infra.zones import discover_zones
+from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
 NAMESPACE = "kafkastack"
 # Secret keys (`pulumi config set --secret kafkastack:password-<user> …`): read by name through
@@ -25,10 +28,6 @@ PASSWORD_KEY_PREFIX = "password-"
 PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
-
-
-class ConfigError(ValueError):
-    """A stack config that must not be deployed; the message names the key and the fix."""
 
 
 class _Model(BaseModel):
@@ -120,6 +119,29 @@ class StackConfig(_Model):
         return int(self.kafka_version.split(".")[0])
 
     @property
+    def broker_count(self) -> int:
+        """The stack's minimum or the sizing's count, whichever is larger."""
+        return max(self.brokers or 0, self.sizing.cluster.brokers)
+
+    @property
+    def quorum_nodes(self) -> int:
+        """Controllers or ZooKeeper servers: as configured, else as sized for this kind."""
+        if self.quorum.nodes is not None:
+            return self.quorum.nodes
+        sized = self.sizing.cluster.quorum
+        return sized.nodes if sized.kind == self.quorum.kind else 3
+
+    @property
+    def data_volumes(self) -> int:
+        return self.storage.volumes_per_broker or self.sizing.cluster.data_volumes_per_broker
+
+    @property
+    def data_volume_gib(self) -> float:
+        if self.storage.size_gib is not None:
+            return self.storage.size_gib
+        return float(math.ceil(self.sizing.cluster.storage_per_broker_gib / self.data_volumes))
+
+    @property
     def small(self) -> bool:
         return self.environment in SMALL_ENVIRONMENTS
 
@@ -141,15 +163,12 @@ def sizing_summary(config: StackConfig) -> dict[str, Any]:
 
 
 def _first_error(err: ValidationError, prefix: str = NAMESPACE) -> ConfigError:
-    first = err.errors()[0]
-    key = ".".join(str(p) for p in first["loc"])
-    if first["type"] == "extra_forbidden":
-        return ConfigError(
-            f"{prefix}:{key}: unknown key; check its spelling (docs/configuration.md)"
-        )
-    if first["type"] == "missing":
-        return ConfigError(f"{prefix}:{key}: required; set it in the stack file")
-    return ConfigError(f"{prefix}:{key}: {first['msg']}")
+    key, problem = first_error(err)
+    hint = {
+        "required": "; set it in the stack file",
+        "unknown key; check its spelling": " (docs/provisioning.md lists every key)",
+    }.get(problem, "")
+    return ConfigError(f"{prefix}:{key}: {problem}{hint}")
 
 
 def parse_stack_config(
@@ -186,10 +205,8 @@ def _refuse(key: str, message: str) -> ConfigError:
 
 def check_safety(c: StackConfig) -> None:
     """The rules that keep a cluster safe; each names the key and the fix."""
-    from infra.model.cluster import broker_count, data_volume_gib, quorum_nodes
-
     zones = list(c.zones)
-    brokers = broker_count(c)
+    brokers = c.broker_count
     if c.kafka_major >= 4 and c.quorum.kind == "zookeeper":
         raise _refuse(
             "quorum.kind",
@@ -221,7 +238,7 @@ def check_safety(c: StackConfig) -> None:
         )
     if c.min_insync_replicas < 1:
         raise _refuse("min_insync_replicas", "must be at least 1")
-    nodes = quorum_nodes(c)
+    nodes = c.quorum_nodes
     allowed = {"kraft": (3, 5), "zookeeper": (3, 5, 7)}[c.quorum.kind]
     if not c.quorum.combined and nodes not in allowed and not (c.small and nodes == 1):
         raise _refuse(
@@ -249,14 +266,14 @@ def check_safety(c: StackConfig) -> None:
             "external.tls", "plaintext external access exposes data and credentials; set it to true"
         )
     sized = c.sizing.cluster.storage_per_broker_gib
-    volumes = c.storage.volumes_per_broker or c.sizing.cluster.data_volumes_per_broker
+    volumes = c.data_volumes
     if c.storage.size_gib is not None and c.storage.size_gib * volumes < sized and not c.small:
         raise _refuse(
             "storage.size_gib",
             f"{c.storage.size_gib:g} GiB × {volumes} volume(s) is "
             f"below the {sized:g} GiB per broker sizing requires; raise it or remove it",
         )
-    if data_volume_gib(c) <= 0:
+    if c.data_volume_gib <= 0:
         raise _refuse("storage.size_gib", "must be positive")
     network = ipaddress.ip_network(c.network.replication.cidr)
     needed = brokers + (0 if c.quorum.combined else nodes) + 2
@@ -309,8 +326,6 @@ def load_values(values: dict[str, Any], environment: str) -> StackConfig:
     """Validate `kafkastack:` values, discovering zones first when they say `auto`."""
     discovered = None
     if values.get("zones") == "auto":
-        from infra.zones import discover_zones
-
         discovered = discover_zones(values.get("region"))
     return parse_stack_config(values, environment, discovered)
 

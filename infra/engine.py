@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, ConfigError, StackConfig, password_config_key
+from infra.config import NAMESPACE, StackConfig, password_config_key
+from infra.errors import ConfigError
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent

@@ -18,8 +18,9 @@ import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
 from infra.components.workloads import node_config_files
-from infra.config import ConfigError, StackConfig
+from infra.config import StackConfig
 from infra.engine import LOCAL_PASSPHRASE, PLACEHOLDER_SECRET, Engine, placeholder_passwords
+from infra.errors import ConfigError
 from infra.model import labels, templating
 from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
 from infra.model.cluster import ClusterModel

@@ -13,8 +13,14 @@ from pathlib import Path
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
-from infra.config import NAMESPACE, ConfigError, load_stack
-from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, SizingReport, StackSizing
+from infra.config import NAMESPACE, load_stack
+from infra.errors import ConfigError
+from spark_sizing.contract import (
+    SUPPORTED_SCHEMA_VERSIONS,
+    SizingReport,
+    StackSizing,
+    first_error,
+)
 
 SIZING_KEY = f"{NAMESPACE}:sizing"
 
@@ -35,9 +41,8 @@ def read_sizing(path: Path) -> SizingReport:
     try:
         return SizingReport.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"--sizing {path}: field {field}: {first['msg']}") from None
+        field, problem = first_error(err)
+        raise ConfigError(f"--sizing {path}: field {field}: {problem}") from None
 
 
 def apply_sizing(sizing_path: Path, stacks_dir: Path, environment: str) -> StackSizing:

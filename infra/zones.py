@@ -6,7 +6,7 @@ import os
 
 import boto3
 
-from infra.config import ConfigError
+from infra.errors import ConfigError
 
 
 def discover_zones(region: str | None) -> list[str]:

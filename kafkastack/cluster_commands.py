@@ -46,8 +46,9 @@ def apply(
     """`pulumi up` STACK onto the local cluster (created if needed); print the placement."""
     from rich.console import Console
 
-    from infra.config import ConfigError, load_stack
+    from infra.config import load_stack
     from infra.engine import EngineError
+    from infra.errors import ConfigError
     from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
     from infra.localcluster.provision import provision

@@ -34,8 +34,9 @@ def render(
 ) -> None:
     """Write every Kubernetes object and config file the stack declares (no cluster needed)."""
     from infra import render as renderer
-    from infra.config import ConfigError, load_stack
+    from infra.config import load_stack
     from infra.engine import EngineError
+    from infra.errors import ConfigError
 
     try:
         config = load_stack(stacks_dir, stack)
@@ -58,7 +59,7 @@ def apply_sizing(
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
 ) -> None:
     """Write the cluster sizing into stacks/Pulumi.STACK.yaml (kafkastack:sizing)."""
-    from infra.config import ConfigError
+    from infra.errors import ConfigError
     from infra.stack_files import apply_sizing as write_sizing
 
     try:
@@ -95,8 +96,9 @@ def preview(
     (or against --base); exits 3 when a stateful object would be replaced or deleted.
     """
     from infra import preview as previews
-    from infra.config import ConfigError, load_stack
+    from infra.config import load_stack
     from infra.engine import Engine, EngineError, placeholder_passwords
+    from infra.errors import ConfigError
 
     try:
         config = load_stack(stacks_dir, stack)

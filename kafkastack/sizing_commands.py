@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from spark_sizing.contract import first_error
 from spark_sizing.profiles import DEFAULT_PROFILE
 
 
@@ -87,8 +88,8 @@ def size(
         s3_policy = S3Read(s3_read.value, int(s3a_threshold_mib * MIB))
         run = run_sizing(input, out, hardware, params, s3_read=s3_policy)
     except ValidationError as err:
-        first = err.errors()[0]
-        raise fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
+        field, problem = first_error(err)
+        raise fail(f"--{field.split('.')[0].replace('_', '-')}: {problem}") from None
     except (InputError, ProfileError, S3Error) as err:
         raise fail(str(err)) from None
     c = run.report.cluster

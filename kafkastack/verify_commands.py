@@ -20,7 +20,8 @@ def verify(
     from rich.console import Console
     from rich.table import Table
 
-    from infra.config import ConfigError, load_stack
+    from infra.config import load_stack
+    from infra.errors import ConfigError
     from infra.verify.cluster import VerifyError
     from infra.verify.smoke import smoke
 

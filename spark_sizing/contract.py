@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = "1.0"
 SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0"})
@@ -119,3 +119,15 @@ class StackSizing(_Frozen):
     schema_version: str
     source: str = Field(description="path or URL of the sizing.json it came from")
     cluster: ClusterSizing
+
+
+def first_error(err: ValidationError) -> tuple[str, str]:
+    """The first problem validation found, as (dotted field, what is wrong): the one phrasing
+    of validation errors wherever kafkastack reports them (stack config, sizing, profiles, CLI)."""
+    first = err.errors()[0]
+    field = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return field, "unknown key; check its spelling"
+    if first["type"] == "missing":
+        return field, "required"
+    return field, str(first["msg"])

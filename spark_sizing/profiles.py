@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from spark_sizing.contract import first_error
+
 MIB_IN_MB = 1.048576
 DEFAULT_PROFILE = "m5.2xlarge"
 # EBS's largest gp3/io2 volume; MSK caps broker storage at the same 16 TiB.
@@ -112,6 +114,5 @@ def load_profile(name_or_file: str) -> HardwareProfile:
     try:
         return HardwareProfile.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ProfileError(f"--profile {path}: field {field!r}: {first['msg']}") from None
+        field, problem = first_error(err)
+        raise ProfileError(f"--profile {path}: field {field!r}: {problem}") from None

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from infra.toolchain import bin_dir
+
 pytestmark = pytest.mark.toolchain
 
 
 def test_workflows_pass_actionlint(repo_root: Path) -> None:
-    cache = Path(os.environ.get("KAFKASTACK_CACHE", Path.home() / ".cache" / "kafkastack"))
-    actionlint = cache / "bin" / "actionlint"
+    actionlint = bin_dir() / "actionlint"
     assert actionlint.is_file(), "actionlint missing: run scripts/toolchain/build-all.sh"
     workflows = sorted(str(p) for p in (repo_root / ".github" / "workflows").glob("*.yml"))
     assert workflows

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-import math
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -57,27 +56,6 @@ class Node:
     def replication_host(self) -> str:
         """Where replication/controller traffic goes: the replication network when there is one."""
         return self.replication_ip or self.client_host
-
-
-def broker_count(c: StackConfig) -> int:
-    return max(c.brokers or 0, c.sizing.cluster.brokers)
-
-
-def quorum_nodes(c: StackConfig) -> int:
-    if c.quorum.nodes is not None:
-        return c.quorum.nodes
-    sized = c.sizing.cluster.quorum
-    return sized.nodes if sized.kind == c.quorum.kind else 3
-
-
-def data_volumes(c: StackConfig) -> int:
-    return c.storage.volumes_per_broker or c.sizing.cluster.data_volumes_per_broker
-
-
-def data_volume_gib(c: StackConfig) -> float:
-    if c.storage.size_gib is not None:
-        return c.storage.size_gib
-    return float(math.ceil(c.sizing.cluster.storage_per_broker_gib / data_volumes(c)))
 
 
 def derived_cluster_id(c: StackConfig) -> str:
@@ -140,7 +118,7 @@ class ClusterModel:
 
     @cached_property
     def brokers(self) -> list[Node]:
-        count = broker_count(self.config)
+        count = self.config.broker_count
         nodes = []
         for node_id, zone in enumerate(assign_zones(count, self.zones)):
             workload = self.names.broker(node_id)
@@ -162,7 +140,7 @@ class ClusterModel:
         """Dedicated controllers or ZooKeeper servers; empty in combined mode."""
         if self.config.quorum.combined:
             return []
-        count = quorum_nodes(self.config)
+        count = self.config.quorum_nodes
         role = labels.CONTROLLER if self.kraft else labels.ZOOKEEPER
         nodes = []
         # Start the quorum's round-robin one zone later than the brokers' so the first broker
@@ -215,11 +193,11 @@ class ClusterModel:
 
     @property
     def data_volumes(self) -> int:
-        return data_volumes(self.config)
+        return self.config.data_volumes
 
     @property
     def data_volume_gib(self) -> float:
-        return data_volume_gib(self.config)
+        return self.config.data_volume_gib
 
     @property
     def log_dirs(self) -> list[str]:

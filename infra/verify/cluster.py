@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.toolchain import cache_dir
 from infra.verify import certificates
 from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork, cleanup
 
@@ -37,8 +38,7 @@ class VerifyError(RuntimeError):
 
 
 def kafka_lib(version: str) -> Path:
-    cache = Path(os.environ.get("KAFKASTACK_CACHE", Path.home() / ".cache" / "kafkastack"))
-    lib = cache / "kafka" / version / "lib"
+    lib = cache_dir() / "kafka" / version / "lib"
     if not (lib.parent / ".complete").is_file():
         raise VerifyError(
             f"Kafka {version} jars are not in {lib}: run scripts/kafka/fetch.sh {version}"

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from infra.config import ConfigError, load_stack, parse_stack_config
+from infra.config import load_stack, parse_stack_config
+from infra.errors import ConfigError
 from tests.infra.conftest import base_values, config_of, sizing_cluster
 
 
@@ -121,12 +122,11 @@ def test_small_environments_may_be_small() -> None:
 
 
 def test_sizing_raises_the_broker_count_above_the_stack_minimum() -> None:
-    from infra.model.cluster import broker_count
 
     config = config_of(
         sizing={"schema_version": "1.0", "source": "t", "cluster": sizing_cluster(brokers=6)}
     )
-    assert broker_count(config) == 6
+    assert config.broker_count == 6
 
 
 @pytest.mark.parametrize("environment", ["local", "dev", "staging", "prod"])

@@ -8,8 +8,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from infra.config import ConfigError, read_stack_file, stack_values
+from infra.config import read_stack_file, stack_values
 from infra.engine import change_summary, steps_from_preview, working_config
+from infra.errors import ConfigError
 from kafkastack.cli import app
 
 STS = "kubernetes:apps/v1:StatefulSet"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import ConfigError, parse_stack_config
+from infra.config import parse_stack_config
+from infra.errors import ConfigError
 from infra.zones import discover_zones
 from tests.infra.conftest import base_values
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_sizing import class_archive
+from spark_sizing import class_archive, class_archive_recorder
 
 
 def fake_jdk(root: Path, modules: bytes = b"classes") -> dict[str, str]:
@@ -94,5 +94,5 @@ def test_recording_keeps_the_archives_of_other_installs_that_still_exist(tmp_pat
         (tmp_path / f"{name}.jsa").write_bytes(b"archive")
         if install is not None:
             (tmp_path / f"{name}.install").write_text(str(install))
-    class_archive.remove_archives_of_removed_installs(tmp_path)
+    class_archive_recorder.remove_archives_of_removed_installs(tmp_path)
     assert sorted(p.name for p in tmp_path.glob("spark-*")) == ["spark-a.install", "spark-a.jsa"]

@@ -1,0 +1,90 @@
+"""Records the driver JVM's class archive (`make spark-cds`) from real sizing runs.
+
+Apart from `class_archive`, which the job imports to start its sessions: recording runs the job.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyspark
+from pyspark import SparkContext
+
+from spark_sizing import samples
+from spark_sizing.class_archive import QUIET, archive_path
+from spark_sizing.formulas import SizingParameters
+from spark_sizing.job import SAMPLE_INPUT, run_sizing, spark_session
+from spark_sizing.profiles import DEFAULT_PROFILE, load_profile
+
+
+def record(env: Mapping[str, str] = os.environ) -> Path | None:
+    """Record the archive from sizing runs over every input format, unless it exists.
+
+    The JVM writes the archive when it exits, so the session runs in a child process that this
+    one waits for; the file only takes its final name once complete."""
+    archive = archive_path(env)
+    if archive is None:
+        print("kafkastack: no java found; run scripts/check-java.sh", file=sys.stderr)
+        return None
+    if archive.is_file():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    print(f"kafkastack: recording Spark's class archive into {archive.parent}", file=sys.stderr)
+    _train(partial)
+    if not partial.is_file() or partial.stat().st_size == 0:
+        raise RuntimeError(f"the JVM left no class archive at {partial}")
+    remove_archives_of_removed_installs(archive.parent)
+    archive.with_suffix(".install").write_text(str(Path(pyspark.__file__).parent))
+    partial.rename(archive)
+    return archive
+
+
+def remove_archives_of_removed_installs(directory: Path) -> None:
+    """Archives are 150+ MB each. One per pyspark install stays while that install exists (two
+    checkouts on one machine keep theirs: the JVM only accepts an archive for its own jar paths)."""
+    for archive in directory.glob("spark-*.jsa"):
+        install = archive.with_suffix(".install")
+        if not install.is_file() or not Path(install.read_text().strip()).is_dir():
+            archive.unlink()
+            install.unlink(missing_ok=True)
+
+
+def _train(target: Path) -> None:
+    """Run the sizing job in a JVM that dumps the classes it loaded to `target` at exit."""
+    spark = spark_session(java_options=f"-XX:ArchiveClassesAtExit={target} {QUIET}")
+    with tempfile.TemporaryDirectory(prefix="kafkastack-cds-") as tmp:
+        inputs = [str(SAMPLE_INPUT)]
+        for file_format in ("parquet", "jsonl"):
+            path = Path(tmp) / f"projections.{file_format}"
+            samples.write(path, 20, 2, "daily", seed=1, file_format=file_format)
+            inputs.append(str(path))
+        # A copy of a row and a bad row, so the rejected-rows writer runs too.
+        sample = SAMPLE_INPUT.read_text(encoding="utf-8")
+        bad = Path(tmp) / "bad.csv"
+        bad.write_text(sample + sample.splitlines()[1] + "\nx,not-a-date,1,1,1,1,3,,1\n")
+        inputs.append(str(bad))
+        for i, location in enumerate(inputs):
+            run_sizing(
+                location,
+                str(Path(tmp) / f"out-{i}"),
+                load_profile(DEFAULT_PROFILE),
+                SizingParameters(),
+                spark=spark,
+                show_progress=False,
+            )
+    spark.stop()
+    gateway = SparkContext._gateway
+    assert gateway is not None
+    # The driver JVM exits when its stdin closes, and writes the archive on the way out.
+    gateway.proc.stdin.close()
+    gateway.proc.wait(timeout=600)
+
+
+if __name__ == "__main__":
+    record()
