@@ -17,7 +17,6 @@ import pulumi
 import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
-from infra.components.workloads import node_config_files
 from infra.config import StackConfig
 from infra.engine import LOCAL_PASSPHRASE, PLACEHOLDER_SECRET, Engine, placeholder_passwords
 from infra.errors import ConfigError
@@ -243,7 +242,7 @@ def write(
     ):
         directory = out / entry["config_dir"]
         directory.mkdir(parents=True, exist_ok=True)
-        for filename, text in node_config_files(model, node).items():
+        for filename, text in templating.node_files(model, node).items():
             (directory / filename).write_text(text, encoding="utf-8")
         if node.role == labels.ZOOKEEPER:
             (directory / "myid").write_text(f"{node.node_id}\n", encoding="utf-8")

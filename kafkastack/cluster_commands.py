@@ -52,19 +52,15 @@ def apply(
     from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
     from infra.localcluster.provision import provision
-    from infra.model.cluster import ClusterModel
 
     kube = LocalKubernetes()
     try:
         config = load_stack(stacks_dir, stack)
-        model = ClusterModel.from_config(config)
-        changes = provision(kube, stacks_dir / f"Pulumi.{stack}.yaml", config)
-        typer.echo("pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(changes.items())))
-        expected = len(model.brokers) + len(model.quorum) + model.haproxy_replicas
-        pods = kube.wait_scheduled(config.namespace, expected)
+        done = provision(kube, stacks_dir / f"Pulumi.{stack}.yaml", config)
     except (ConfigError, LocalClusterError, EngineError) as err:
         raise fail(str(err)) from None
-    Console().print(placement_table(pods, kube))
+    typer.echo("pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(done.changes.items())))
+    Console().print(placement_table(done.pods, kube))
 
 
 def register(app: typer.Typer) -> None:

@@ -63,14 +63,11 @@ def demo(
         if cluster:
             console.rule("4/4 pulumi up onto the local control plane")
             kube = LocalKubernetes()
-            changes = provision(kube, stacks / "Pulumi.local.yaml", config)
+            done = provision(kube, stacks / "Pulumi.local.yaml", config)
             console.print(
-                "pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(changes.items()))
+                "pulumi up: " + ", ".join(f"{n} {op}" for op, n in sorted(done.changes.items()))
             )
-            pods = kube.wait_scheduled(
-                config.namespace, len(model.brokers) + len(model.quorum) + model.haproxy_replicas
-            )
-            console.print(placement_table(pods, kube))
+            console.print(placement_table(done.pods, kube))
             console.print(f"kubeconfig: {kube.kubeconfig}")
     except (ConfigError, LocalClusterError, EngineError) as err:
         raise fail(str(err)) from None

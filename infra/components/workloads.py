@@ -9,26 +9,6 @@ from infra.model import labels, templating, workloads
 from infra.model.cluster import ClusterModel, Node
 
 
-def node_config_files(model: ClusterModel, node: Node) -> dict[str, str]:
-    """The files mounted into the node's config directory, exactly as `render` writes them."""
-    if node.role == labels.ZOOKEEPER:
-        return {
-            "zoo.cfg": templating.zookeeper_config(model, node),
-            "log4j.properties": templating.logging_config(model),
-        }
-    files = {
-        "log4j2.yaml"
-        if model.config.kafka_major >= 4
-        else "log4j.properties": templating.logging_config(model),
-        "jmx-exporter.yaml": templating.jmx_exporter_config(model, node.role),
-    }
-    if node.role == labels.BROKER:
-        files["server.properties"] = templating.broker_config(model, node)
-    else:
-        files["controller.properties"] = templating.controller_config(model, node)
-    return files
-
-
 def declare_node(
     parent: pulumi.Resource, name: str, model: ClusterModel, node: Node, storage_class: str
 ) -> None:
@@ -41,7 +21,7 @@ def declare_node(
                 "name": model.names.config_map(node.workload),
                 "namespace": model.config.namespace,
             },
-            "data": node_config_files(model, node),
+            "data": templating.node_files(model, node),
         },
         parent,
     )

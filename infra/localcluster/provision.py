@@ -8,7 +8,9 @@ secrets, the documented flow (`pulumi config set --secret`) done for the user.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.config import StackConfig, password_config_key
 from infra.engine import LOCAL_PASSPHRASE, Engine
@@ -37,19 +39,27 @@ def ensure_passwords(engine: Engine, stack: str, config: StackConfig) -> None:
             engine.set_secret(stack, key, secrets.token_urlsafe(24))
 
 
+@dataclass(frozen=True)
+class Provisioned:
+    changes: dict[str, int]  # operation → count, as the engine summarised its `up`
+    pods: list[dict[str, Any]]  # every pod of the stack, scheduled
+
+
 def provision(
     kube: LocalKubernetes,
     stack_file: Path,
     config: StackConfig,
     expect_no_changes: bool = False,
     engine: Engine | None = None,
-) -> dict[str, int]:
-    """Bring the local cluster up if needed and `pulumi up` the stack onto it (with the
-    cluster's own engine state unless another `engine` is given)."""
+) -> Provisioned:
+    """Bring the local cluster up if needed, `pulumi up` the stack onto it (with the cluster's
+    own engine state unless another `engine` is given) and wait until every pod is placed."""
+    model = ClusterModel.from_config(config)
     kube.up()
-    kube.add_volumes(storage_class_names(ClusterModel.from_config(config)))
+    kube.add_volumes(storage_class_names(model))
     engine = engine or local_engine(kube)
     stack = config.environment
     engine.select(stack, stack_file)
     ensure_passwords(engine, stack, config)
-    return engine.up(stack, expect_no_changes=expect_no_changes)
+    changes = engine.up(stack, expect_no_changes=expect_no_changes)
+    return Provisioned(changes, kube.wait_scheduled(config.namespace, model.pod_count))

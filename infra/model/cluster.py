@@ -143,8 +143,8 @@ class ClusterModel:
         count = self.config.quorum_nodes
         role = labels.CONTROLLER if self.kraft else labels.ZOOKEEPER
         nodes = []
-        # Start the quorum's round-robin one zone later than the brokers' so the first broker
-        # and the first controller do not compete for the same zone's capacity.
+        # The same round-robin over zones as the brokers; hard anti-affinity keeps quorum pods
+        # off broker nodes, so a zone's brokers and controllers never share a node.
         for index, zone in enumerate(assign_zones(count, self.zones)):
             node_id = CONTROLLER_ID_BASE + index if self.kraft else index + 1
             workload = (
@@ -202,6 +202,12 @@ class ClusterModel:
     @property
     def log_dirs(self) -> list[str]:
         return [f"/var/lib/kafka/data-{i}" for i in range(self.data_volumes)]
+
+    @property
+    def pod_count(self) -> int:
+        """Every pod the stack runs: brokers, quorum nodes and HAProxy replicas."""
+        external = self.haproxy_replicas if self.config.external.mode == "haproxy" else 0
+        return len(self.brokers) + len(self.quorum) + external
 
     @property
     def haproxy_replicas(self) -> int:

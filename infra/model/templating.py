@@ -97,6 +97,37 @@ def haproxy_config(model: ClusterModel) -> str:
     )
 
 
+def logging_file(model: ClusterModel) -> str:
+    """Kafka 4 logs through log4j2; 3.9 brokers and ZooKeeper through log4j 1."""
+    return "log4j2.yaml" if model.config.kafka_major >= 4 else "log4j.properties"
+
+
+def log4j_opts(model: ClusterModel, config_dir: str) -> str:
+    """`KAFKA_LOG4J_OPTS` naming the node's logging file in `config_dir`."""
+    path = f"{config_dir}/{logging_file(model)}"
+    if model.config.kafka_major >= 4:
+        return f"-Dlog4j2.configurationFile={path}"
+    return f"-Dlog4j.configuration=file:{path}"
+
+
+def node_files(model: ClusterModel, node: Node) -> dict[str, str]:
+    """The files of a node's config directory (its ConfigMap), exactly as `render` writes them."""
+    if node.role == labels.ZOOKEEPER:
+        return {
+            "zoo.cfg": zookeeper_config(model, node),
+            "log4j.properties": logging_config(model),
+        }
+    files = {
+        logging_file(model): logging_config(model),
+        "jmx-exporter.yaml": jmx_exporter_config(model, node.role),
+    }
+    if node.role == labels.BROKER:
+        files["server.properties"] = broker_config(model, node)
+    else:
+        files["controller.properties"] = controller_config(model, node)
+    return files
+
+
 def logging_config(model: ClusterModel) -> str:
     loggers = {
         "kafka.controller": "INFO",

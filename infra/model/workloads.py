@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels
+from infra.model import labels, templating
 from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
 from infra.model.cluster import ClusterModel, Node
 from infra.model.networks import pod_network_annotation
@@ -159,15 +159,7 @@ def _format_storage_init(
 
 
 def _logging_env(model: ClusterModel) -> dict[str, str]:
-    if model.config.kafka_major >= 4:
-        return {
-            "name": "KAFKA_LOG4J_OPTS",
-            "value": f"-Dlog4j2.configurationFile={CONFIG_DIR}/log4j2.yaml",
-        }
-    return {
-        "name": "KAFKA_LOG4J_OPTS",
-        "value": f"-Dlog4j.configuration=file:{CONFIG_DIR}/log4j.properties",
-    }
+    return {"name": "KAFKA_LOG4J_OPTS", "value": templating.log4j_opts(model, CONFIG_DIR)}
 
 
 def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) -> dict[str, Any]:

@@ -39,18 +39,13 @@ class Deployed:
         }
 
 
-def expected_pods(model: ClusterModel) -> int:
-    return len(model.brokers) + len(model.quorum) + model.haproxy_replicas
-
-
 def deploy(
     kube: LocalKubernetes, stack_file: Path, engine: Engine, expect_no_changes: bool = False
 ) -> Deployed:
     config = load_stack(stack_file.parent, "local")
     model = ClusterModel.from_config(config)
-    provision(kube, stack_file, config, expect_no_changes=expect_no_changes, engine=engine)
-    pods = kube.wait_scheduled(config.namespace, expected_pods(model))
-    return Deployed(kube, engine, stack_file, config, model, pods)
+    done = provision(kube, stack_file, config, expect_no_changes=expect_no_changes, engine=engine)
+    return Deployed(kube, engine, stack_file, config, model, done.pods)
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from infra.localcluster.cluster import LocalKubernetes
 from infra.localcluster.provision import local_engine
 from infra.model import labels
 from kafkastack.cli import app
-from tests.cluster.conftest import Deployed, deploy, expected_pods
+from tests.cluster.conftest import Deployed, deploy
 from tests.infra.conftest import write_sizing
 
 pytestmark = pytest.mark.cluster
@@ -96,7 +96,7 @@ def test_growing_brokers_through_apply_sizing_only_adds(
     }
 
     grown = deploy(kube, own_stack, engine)
-    assert len(grown.pods) == expected_pods(grown.model)
+    assert len(grown.pods) == grown.model.pod_count
     brokers_after = uids(grown, "pods", "broker")
     assert len(brokers_after) == 5
     assert {k: brokers_after[k] for k in brokers_before} == brokers_before  # none replaced
