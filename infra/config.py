@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -114,9 +115,24 @@ class StackConfig(_Model):
     )
     sizing: StackSizing
 
+    @field_validator("kafka_version")
+    @classmethod
+    def _release_version(cls, value: str) -> str:
+        if not re.fullmatch(r"\d+\.\d+\.\d+", value):
+            raise ValueError(
+                f"{value!r} is not a Kafka release; name one exactly, such as 4.3.1 or 3.9.1 "
+                "(the image tag and the jars are pinned to it)"
+            )
+        return value
+
+    @property
+    def kafka_release(self) -> tuple[int, int, int]:
+        major, minor, patch = (int(part) for part in self.kafka_version.split("."))
+        return major, minor, patch
+
     @property
     def kafka_major(self) -> int:
-        return int(self.kafka_version.split(".")[0])
+        return self.kafka_release[0]
 
     @property
     def broker_count(self) -> int:
@@ -213,7 +229,7 @@ def check_safety(c: StackConfig) -> None:
             f"Kafka {c.kafka_version} has no ZooKeeper mode; use kraft, "
             "or set kafka_version to 3.9.x",
         )
-    if c.kafka_major < 3 or (c.kafka_major == 3 and c.kafka_version < "3.9"):
+    if c.kafka_release < (3, 9, 0):
         raise _refuse("kafka_version", f"{c.kafka_version} is not supported; use 3.9.x or 4.x")
     if c.quorum.combined and not c.small:
         raise _refuse(
@@ -252,6 +268,16 @@ def check_safety(c: StackConfig) -> None:
             "zones",
             f"{len(zones)} zone(s); {c.environment} needs at least {min_zones} "
             "so a zone outage keeps a majority",
+        )
+    # Rack-aware placement puts at most ceil(RF / zones) replicas of a partition in one zone;
+    # what is left when that zone goes must still meet min ISR, or acks=all writes stop.
+    survivors = c.replication_factor - math.ceil(c.replication_factor / len(zones))
+    if len(zones) > 1 and survivors < c.min_insync_replicas and not c.small:
+        raise _refuse(
+            "zones",
+            f"with {len(zones)} zones a zone outage leaves {survivors} of "
+            f"{c.replication_factor} replicas, below min_insync_replicas "
+            f"{c.min_insync_replicas}: acks=all writes would stop; list 3 zones",
         )
     if len(set(zones)) != len(zones):
         raise _refuse("zones", "zones are listed twice; list each once")

@@ -84,6 +84,10 @@ def test_valid_config_parses(staging) -> None:  # type: ignore[no-untyped-def]
             "host bits",
         ),
         ("staging", {"zones": "auto"}, "zones", "list the zones"),
+        ("staging", {"zones": ["a", "b"]}, "zones", "a zone outage leaves 1 of 3 replicas"),
+        ("staging", {"kafka_version": "latest"}, "kafka_version", "not a Kafka release"),
+        ("staging", {"kafka_version": "3.10"}, "kafka_version", "not a Kafka release"),
+        ("staging", {"kafka_version": "3.8.1"}, "kafka_version", "use 3.9.x or 4.x"),
         ("staging", {"platform": "vsphere"}, "platform", "'aws'"),
     ],
 )
@@ -106,6 +110,16 @@ def test_missing_sizing_is_refused() -> None:
     del values["sizing"]
     with pytest.raises(ConfigError, match="kafkastack:sizing: required"):
         parse_stack_config(values, "staging")
+
+
+def test_two_zones_are_enough_when_a_zone_outage_keeps_min_isr() -> None:
+    config = config_of(zones=["a", "b"], replication_factor=2, min_insync_replicas=1)
+    assert config.zones == ["a", "b"]
+
+
+def test_kafka_versions_compare_as_numbers() -> None:
+    # As text "3.10.0" < "3.9.0"; as a release it is newer and supported.
+    assert config_of(kafka_version="3.10.0", quorum={"kind": "kraft"}).kafka_release == (3, 10, 0)
 
 
 def test_small_environments_may_be_small() -> None:
