@@ -7,17 +7,27 @@ VENV := .venv
 export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
 export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
 
-.PHONY: demo test lint unit venv toolchain kafka-jars spark-jars spark-cds system-deps bench clean
+.PHONY: demo test lint unit venv lock toolchain kafka-jars spark-jars spark-cds system-deps bench clean
 
 venv: $(VENV)/.installed
 
-# Reinstall only when the dependency list changes.
-$(VENV)/.installed: pyproject.toml
+# Reinstall only when the dependencies change. Every package comes from requirements.lock,
+# checked against its recorded hashes; the project itself is added without resolving anything.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	scripts/check-java.sh
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/pip install -q --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install -q --no-deps -e .
 	touch $@
+
+# Re-resolve requirements.lock after changing dependencies in pyproject.toml (review the diff).
+UV_VERSION := 0.13.9
+lock:
+	test -x $(KAFKASTACK_CACHE)/uv/bin/uv || ($(PYTHON) -m venv $(KAFKASTACK_CACHE)/uv && \
+	  $(KAFKASTACK_CACHE)/uv/bin/pip install -q uv==$(UV_VERSION))
+	$(KAFKASTACK_CACHE)/uv/bin/uv pip compile pyproject.toml --extra dev --generate-hashes \
+	  --python-version 3.11 --python-platform x86_64-unknown-linux-gnu -q -o requirements.lock
 
 system-deps:
 	scripts/install-system-deps.sh
@@ -40,7 +50,7 @@ toolchain:
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy infra spark_sizing kafkastack
+	$(VENV)/bin/mypy infra spark_sizing kafkastack bench
 
 # No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`.
 unit: venv

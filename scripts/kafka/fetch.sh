@@ -13,8 +13,10 @@ for v in "${versions[@]}"; do
   [ "$(cat "$cache/$v/.complete" 2>/dev/null)" = "$stamp" ] && continue
   profile="-Pkafka4"; [[ "$v" == 3.* ]] && profile="-Pkafka3"
   echo "kafkastack: fetching Kafka $v jars from Maven Central" >&2
-  rm -rf "$lib"; mkdir -p "$lib"
-  mvn -B -q -f "$here/pom.xml" $profile -Dkafka.version="$v" \
+  # The stamp goes first: an interrupted fetch must never look complete.
+  rm -f "$cache/$v/.complete"; rm -rf "$lib"; mkdir -p "$lib"
+  # -C: a jar whose checksum does not match Maven Central's fails the fetch.
+  mvn -B -q -C -f "$here/pom.xml" $profile -Dkafka.version="$v" \
     dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
   ls "$lib"/kafka_2.13-"$v".jar >/dev/null
   echo "$stamp" > "$cache/$v/.complete"

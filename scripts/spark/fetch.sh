@@ -34,7 +34,8 @@ stamp="$(sha256sum "$here/pom.xml" | cut -c1-16)"
 echo "kafkastack: fetching hadoop-aws $v (s3a) jars from Maven Central" >&2
 # No .complete while the jars change: s3a.py only uses a cache a fetch finished.
 rm -f "$cache/$v/.complete"; rm -rf "$lib"; mkdir -p "$lib"
-mvn -B -q -f "$here/pom.xml" \
+# -C: a jar whose checksum does not match Maven Central's fails the fetch.
+mvn -B -q -C -f "$here/pom.xml" \
   dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
 ls "$lib"/hadoop-aws-"$v".jar >/dev/null
 echo "$stamp" > "$cache/$v/.complete"

@@ -9,14 +9,15 @@ if is_built kube "$KUBERNETES_VERSION"; then
   [ $ok -eq 1 ] && exit 0
 fi
 start=$(date +%s)
-dir="$WORK/kube-$KUBERNETES_VERSION"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
-go mod init kafkastack.local/kube-wrapper >/dev/null 2>&1
-kdir=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])')
-# Exactly the modules go.mod maps to ./staging (k8s.io/utils and kube-openapi are real modules).
-for m in $(sed -nE 's#^[[:space:]]*(replace[[:space:]]+)?(k8s\.io/[^[:space:]]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\2#p' "$kdir/go.mod" | sort -u); do
-  go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
-done
-go get "k8s.io/kubernetes@$KUBERNETES_VERSION"
+new_wrapper "kube-$KUBERNETES_VERSION"
+if ! pinned kube; then
+  kdir=$(module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")
+  # Exactly the modules go.mod maps to ./staging (k8s.io/utils and kube-openapi are real modules).
+  for m in $(sed -nE 's#^[[:space:]]*(replace[[:space:]]+)?(k8s\.io/[^[:space:]]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\2#p' "$kdir/go.mod" | sort -u); do
+    go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
+  done
+  go get "k8s.io/kubernetes@$KUBERNETES_VERSION"
+fi
 minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
 ld=""
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -26,5 +27,6 @@ for b in "${bins[@]}"; do
   gobuild -pgo=off -ldflags "$ld" -o "$BIN/$b" "k8s.io/kubernetes/cmd/$b"
 done
 "$BIN/kubectl" version --client | grep -q "$KUBERNETES_VERSION"
+save_pins kube
 mark_built kube "$KUBERNETES_VERSION"
 log "kubernetes $KUBERNETES_VERSION built in $(( $(date +%s) - start ))s"

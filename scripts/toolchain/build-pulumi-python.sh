@@ -17,14 +17,18 @@ unpack_verified "$PULUMI_LANGUAGE_PYTHON_ARCHIVE" "$PULUMI_LANGUAGE_PYTHON_SHA25
 cd "$dir/sdk/python/cmd/pulumi-language-python"
 # The tests import the upstream monorepo; the binary does not.
 rm -f ./*_test.go
-# Upstream points pkg and sdk at monorepo paths; the proxy serves both at the CLI's tag.
-go mod edit -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
-  -require="github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" \
-  -require="github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"
-use_pins "$part"
+if ! pinned "$part"; then
+  # Upstream points pkg and sdk at monorepo paths; the proxy serves both at the CLI's tag.
+  go mod edit -dropreplace=github.com/pulumi/pulumi/pkg/v3 \
+    -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
+    -require="github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" \
+    -require="github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"
+  go mod tidy
+fi
 gobuild -tags osusergo,grpcnotrace \
   -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
   -o "$BIN/pulumi-language-python" .
+save_pins "$part"
 install -m 0755 ../pulumi-language-python-exec "$BIN/pulumi-language-python-exec"
 "$BIN/pulumi-language-python" --help >/dev/null 2>&1 || "$BIN/pulumi-language-python" -h 2>&1 | grep -q Usage
 mark_built "$part" "$pin"

@@ -4,15 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 is_built pulumi "$PULUMI_VERSION" && [ -x "$BIN/pulumi" ] && exit 0
 start=$(date +%s)
-dir="$WORK/pulumi-$PULUMI_VERSION"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
-go mod init kafkastack.local/pulumi-wrapper >/dev/null 2>&1
-# Non-local replaces of pkg/go.mod must be copied into the wrapper, or the wrong module is used.
-go mod download -json "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" >/dev/null
-pkgdir=$(go mod download -json "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])')
-grep -E '^replace .* => [^.]' "$pkgdir/go.mod" | grep -v '=> \.' | while read -r _ from _ to ver; do
-  go mod edit -replace="$from=$to@$ver"
-done
-go get "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"
+new_wrapper "pulumi-$PULUMI_VERSION"
 cat > tools.go <<'GO'
 //go:build tools
 
@@ -20,10 +12,19 @@ package tools
 
 import _ "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
 GO
-go mod tidy >/dev/null 2>&1 || true
+if ! pinned pulumi; then
+  # Non-local replaces of pkg/go.mod must be copied into the wrapper, or the wrong module is used.
+  pkgdir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION")
+  grep -E '^replace .* => [^.]' "$pkgdir/go.mod" | grep -v '=> \.' | while read -r _ from _ to ver; do
+    go mod edit -replace="$from=$to@$ver"
+  done
+  go get "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION"
+  go mod tidy
+fi
 gobuild -tags osusergo,grpcnotrace \
   -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
   -o "$BIN/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
 "$BIN/pulumi" version | grep -qx "$PULUMI_VERSION"
+save_pins pulumi
 mark_built pulumi "$PULUMI_VERSION"
 log "pulumi $PULUMI_VERSION built in $(( $(date +%s) - start ))s"

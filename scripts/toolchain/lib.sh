@@ -11,10 +11,8 @@ WORK="$CACHE/build"
 # Resolved go.mod/go.sum of builds whose module graph we had to change: committed, verified.
 PINS="$HERE/pins"
 mkdir -p "$BIN" "$STAMPS" "$WORK"
+# Resolving is the exception (no pins yet, or KAFKASTACK_REPIN=1); `pinned` makes it read-only.
 export GOFLAGS="-mod=mod"
-# Some published go.mod files are missing from the checksum database mirror; the module proxy
-# still serves them with their hashes recorded in go.sum of each wrapper module.
-export GONOSUMDB="github.com/pulumi/*"
 
 # A stamp records the exact pin a binary was built from; a matching stamp means nothing to do.
 is_built() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
@@ -50,20 +48,34 @@ unpack_verified() {
   tar -xzf "$src" -C "$dest"
 }
 
-# Build with the committed go.mod/go.sum of PINS/<part>: every module hash is checked against
-# them and nothing is re-resolved. KAFKASTACK_REPIN=1 resolves again (after the caller's
-# `go mod edit`s) and writes the new pins back for review.
-use_pins() {
-  local part="$1" dir="$PINS/$1"
-  if [ "${KAFKASTACK_REPIN:-0}" = 1 ] || [ ! -f "$dir/go.sum" ]; then
-    log "$part: resolving modules and writing $dir/go.{mod,sum} (commit them)"
-    # Only pulumi-kubernetes' own SDK module is absent from the checksum database.
-    GONOSUMDB=github.com/pulumi/pulumi-kubernetes GOFLAGS=-mod=mod go mod tidy
-    mkdir -p "$dir"; cp go.mod go.sum "$dir/"
-  else
-    cp "$dir/go.mod" "$dir/go.sum" .
+# Committed pins: PINS/<part>/go.{mod,sum}. `pinned` copies them into the current module and
+# makes the build read-only: every module hash is checked against go.sum, nothing is resolved
+# again, no checksum-database exception is needed. Without pins (or with KAFKASTACK_REPIN=1) it
+# returns 1: the caller resolves, builds, and `save_pins` writes the pins back for review.
+pinned() {
+  if [ "${KAFKASTACK_REPIN:-0}" = 1 ] || [ ! -f "$PINS/$1/go.sum" ]; then
+    log "$1: resolving modules (pins will be written to $PINS/$1)"
+    return 1
   fi
-  # From here on go.sum is the authority: a hash that differs fails the build.
+  cp "$PINS/$1/go.mod" "$PINS/$1/go.sum" .
   export GOFLAGS=-mod=readonly
-  unset GONOSUMDB
+}
+save_pins() {
+  [ "$GOFLAGS" = "-mod=readonly" ] && return 0
+  mkdir -p "$PINS/$1"; cp go.mod go.sum "$PINS/$1/"
+  log "$1: wrote $PINS/$1/go.{mod,sum}: review and commit them"
+}
+
+# A fresh wrapper module in $WORK/<name>, as the current directory.
+new_wrapper() {
+  local dir="$WORK/$1"
+  rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+  go mod init "kafkastack.local/$1-wrapper" >/dev/null 2>&1
+}
+
+# Where the module cache holds module@version (downloaded and checked against the checksum
+# database first); outside any module, so no go.mod or go.sum is touched.
+module_dir() {
+  (cd "$WORK" && GOFLAGS= go mod download -json "$1") \
+    | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])'
 }

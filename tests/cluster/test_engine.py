@@ -9,34 +9,22 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from infra.engine import EngineError
+from infra.engine import Engine, EngineError
 from infra.localcluster.cluster import LocalKubernetes
 from infra.localcluster.provision import local_engine
 from infra.model import labels
-from kafkastack.cli import app
 from tests.cluster.conftest import Deployed, deploy
-from tests.infra.conftest import write_sizing
+from tests.infra.conftest import apply_sizing
 
 pytestmark = pytest.mark.cluster
 
 
-def apply_sizing(stack_file: Path, tmp_path: Path, **cluster: object) -> None:
-    sizing = write_sizing(tmp_path, **cluster)
-    result = CliRunner().invoke(
-        app,
-        [
-            "apply-sizing",
-            "--sizing",
-            str(sizing),
-            "--stack",
-            "local",
-            "--stacks-dir",
-            str(stack_file.parent),
-        ],
-    )
-    assert result.exit_code == 0, result.output
+def small_stack(kube: LocalKubernetes, own_stack: Path, tmp_path: Path) -> tuple[Engine, Deployed]:
+    """The test's own copy of the local stack with 3 brokers, deployed with its own state."""
+    engine = local_engine(kube, tmp_path / "state")
+    apply_sizing(own_stack.parent, "local", tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    return engine, deploy(kube, own_stack, engine)
 
 
 def uids(deployed: Deployed, kind: str, component: str | None = None) -> dict[str, str]:
@@ -73,14 +61,12 @@ def test_no_password_is_in_clear_text_in_the_state(deployed: Deployed) -> None:
 def test_growing_brokers_through_apply_sizing_only_adds(
     kube: LocalKubernetes, own_stack: Path, tmp_path: Path
 ) -> None:
-    engine = local_engine(kube, tmp_path / "state")
-    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
-    small = deploy(kube, own_stack, engine)
+    engine, small = small_stack(kube, own_stack, tmp_path)
     brokers_before = uids(small, "pods", "broker")
     claims_before = uids(small, "pvc")
     assert len(brokers_before) == 3
 
-    apply_sizing(own_stack, tmp_path, brokers=5, brokers_per_zone=[2, 2, 1])
+    apply_sizing(own_stack.parent, "local", tmp_path, brokers=5, brokers_per_zone=[2, 2, 1])
     engine.select("local", own_stack)
     steps = engine.preview("local").steps
     changed = [s for s in steps if s.op != "same"]
@@ -107,9 +93,7 @@ def test_growing_brokers_through_apply_sizing_only_adds(
 def test_destroy_keeps_the_namespace_claims_and_volumes(
     kube: LocalKubernetes, own_stack: Path, tmp_path: Path
 ) -> None:
-    engine = local_engine(kube, tmp_path / "state")
-    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
-    deployed = deploy(kube, own_stack, engine)
+    engine, deployed = small_stack(kube, own_stack, tmp_path)
     claims = uids(deployed, "pvc")
     assert claims
     bound = {c["spec"]["volumeName"] for c in kube.objects("pvc", deployed.config.namespace)}
@@ -127,12 +111,10 @@ def test_destroy_keeps_the_namespace_claims_and_volumes(
 def test_protected_stacks_refuse_destroy(
     kube: LocalKubernetes, own_stack: Path, tmp_path: Path
 ) -> None:
-    engine = local_engine(kube, tmp_path / "state")
-    apply_sizing(own_stack, tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
     document = yaml.safe_load(own_stack.read_text())
     document["config"]["kafkastack:protect"] = True
     own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
-    deployed = deploy(kube, own_stack, engine)
+    engine, deployed = small_stack(kube, own_stack, tmp_path)
     with pytest.raises(EngineError, match="protect"):
         engine.destroy("local")
     assert len(uids(deployed, "statefulsets")) == len(deployed.model.brokers) + len(

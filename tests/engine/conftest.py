@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kafkastack.cli import app
-from tests.infra.conftest import write_sizing
+from tests.infra.conftest import apply_sizing
 
 # What `pulumi up` runs: the program, its templates, the sizing contract, the stacks.
 PROGRAM = ("Pulumi.yaml", "infra", "templates", "spark_sizing", "stacks")
@@ -59,21 +59,7 @@ class Project:
         path.write_text(text.replace(old, new))
 
     def apply_sizing(self, stack: str, tmp: Path, **cluster: object) -> None:
-        """`kafkastack apply-sizing` of the test sizing fixture with `cluster` fields changed."""
-        sizing = write_sizing(tmp, **cluster)
-        result = CliRunner().invoke(
-            app,
-            [
-                "apply-sizing",
-                "--sizing",
-                str(sizing),
-                "--stack",
-                stack,
-                "--stacks-dir",
-                str(self.stacks),
-            ],
-        )
-        assert result.exit_code == 0, result.output
+        apply_sizing(self.stacks, stack, tmp, **cluster)
 
     def preview(self, stack: str, base: str) -> tuple[int, str]:
         result = CliRunner().invoke(

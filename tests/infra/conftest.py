@@ -29,6 +29,20 @@ def write_sizing(directory: Path, **cluster: Any) -> Path:
     return path
 
 
+def apply_sizing(stacks: Path, stack: str, tmp: Path, **cluster: Any) -> None:
+    """`kafkastack apply-sizing` of the fixture sizing with `cluster` fields changed."""
+    from typer.testing import CliRunner
+
+    from kafkastack.cli import app
+
+    sizing = write_sizing(tmp, **cluster)
+    result = CliRunner().invoke(
+        app,
+        ["apply-sizing", "--sizing", str(sizing), "--stack", stack, "--stacks-dir", str(stacks)],
+    )
+    assert result.exit_code == 0, result.output
+
+
 def base_values(**overrides: Any) -> dict[str, Any]:
     values: dict[str, Any] = {
         "platform": "aws",

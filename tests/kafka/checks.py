@@ -28,18 +28,25 @@ def create(cluster: LocalCluster, topic: str, partitions: int, **config: Any) ->
     return wait_full_isr(cluster, topic, partitions)
 
 
-def wait_full_isr(
-    cluster: LocalCluster, topic: str, partitions: int, timeout: float = 90
+def wait_for_isr(
+    cluster: LocalCluster, topic: str, partitions: int, size: int, timeout: float = 90
 ) -> dict[str, Any]:
+    """Poll until every partition's in-sync set has exactly `size` replicas."""
     deadline = time.monotonic() + timeout
     while True:
         described = cluster.client("describe", topic=topic)
         parts = described["partitions"]
-        if len(parts) == partitions and all(len(p["isrs"]) == 3 for p in parts.values()):
+        if len(parts) == partitions and all(len(p["isrs"]) == size for p in parts.values()):
             return described
         if time.monotonic() > deadline:
-            raise AssertionError(f"{topic}: ISR did not recover: {parts}")
+            raise AssertionError(f"{topic}: ISR never reached {size} replicas: {parts}")
         time.sleep(1)
+
+
+def wait_full_isr(
+    cluster: LocalCluster, topic: str, partitions: int, timeout: float = 90
+) -> dict[str, Any]:
+    return wait_for_isr(cluster, topic, partitions, 3, timeout)
 
 
 def create_led_by_every_broker(
@@ -110,7 +117,7 @@ def check_min_isr_two(cluster: LocalCluster, topic: str) -> None:
     one_down = cluster.client("produce", topic=topic, count=50)
     assert len(one_down["acked"]) == 50 and not one_down["errors"]
     cluster.stop_node(cluster.broker_by_id(followers[1]).name)
-    time.sleep(2)  # let the leader shrink the ISR to itself
+    wait_for_isr(cluster, topic, 1, 1)  # the leader has shrunk the ISR to itself
     two_down = cluster.client(
         "produce", topic=topic, count=5, no_retries=True, message_timeout_ms=10000
     )

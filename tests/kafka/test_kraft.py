@@ -75,10 +75,15 @@ def test_replication_stays_on_the_replication_network(kraft: LocalCluster) -> No
     payload = 4000 * 1000  # 4000 records of ~1 kB
     reply = kraft.client("produce", topic="netsplit", count=4000, value_bytes=1000)
     assert len(reply["acked"]) == 4000
-    time.sleep(3)
     for follower in followers:
-        after = kraft.network.byte_counters(follower.host)
-        replication = after["eth-repl"] - before[follower.name]["eth-repl"]
+        # acks=all means the followers fetched it; poll until their counters show it.
+        deadline = time.monotonic() + 30
+        while True:
+            after = kraft.network.byte_counters(follower.host)
+            replication = after["eth-repl"] - before[follower.name]["eth-repl"]
+            if replication > payload * 0.9 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         client = after["eth-client"] - before[follower.name]["eth-client"]
         assert replication > payload * 0.9, (follower.name, replication)
         assert client < payload * 0.1, (follower.name, client)

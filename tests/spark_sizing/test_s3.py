@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -33,16 +34,19 @@ def test_sizes_from_s3_and_writes_back_to_s3(spark: SparkSession, s3_env: object
     assert json.loads(body)["inputs"]["rows_read"] == 4320
 
 
-def test_missing_bucket_is_a_clear_error(spark: SparkSession, s3_env: object) -> None:
+def test_missing_bucket_is_a_clear_error(
+    spark: SparkSession, s3_env: object, tmp_path: Path
+) -> None:
     result = CliRunner().invoke(
-        app, ["size", "--input", "s3://no-such-bucket/x/", "--out", "/tmp/x"]
+        app, ["size", "--input", "s3://no-such-bucket/x/", "--out", str(tmp_path / "out")]
     )
     assert result.exit_code == 2
     assert "no-such-bucket" in result.output and "does not exist" in result.output
 
 
-def test_empty_prefix_is_a_clear_error(spark: SparkSession, s3_env: object) -> None:
+def test_empty_prefix_is_a_clear_error(spark: SparkSession, s3_env: object, tmp_path: Path) -> None:
     s3_env.create_bucket(Bucket="empty")  # type: ignore[attr-defined]
-    result = CliRunner().invoke(app, ["size", "--input", "s3://empty/none/", "--out", "/tmp/x"])
+    out = str(tmp_path / "out")
+    result = CliRunner().invoke(app, ["size", "--input", "s3://empty/none/", "--out", out])
     assert result.exit_code == 2 and "no objects under this prefix" in result.output
     assert os.environ["KAFKASTACK_S3_ENDPOINT"].startswith("http://127.0.0.1:")
