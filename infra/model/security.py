@@ -39,9 +39,12 @@ def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:
 
 
 def certificate_dns_names(model: ClusterModel, node: Node) -> list[str]:
-    """Every name a peer may dial: the pod name, and for brokers their external host and the
-    external bootstrap host (the bootstrap route lands on any broker)."""
+    """Every name a peer may dial: the pod name; for brokers also the in-cluster bootstrap
+    Service (the stack's `bootstrap` output, which lands on any broker), their external host
+    and the external bootstrap host."""
     names = [node.client_host]
+    if node.role == "broker":
+        names.append(model.names.bootstrap_dns)
     if node.role == "broker" and model.config.external.mode != "none" and node.external_host:
         names += [node.external_host, model.names.external_bootstrap]
     return names

@@ -215,10 +215,18 @@ def test_certificates_cover_every_dialled_name() -> None:
     cert = security.certificate(model, model.brokers[0])
     assert cert["spec"]["dnsNames"] == [
         model.brokers[0].client_host,
+        # The stack's `bootstrap` output: verified against whichever broker answers it.
+        "kafka-bootstrap.kafka.svc.cluster.local",
         "broker-0.kafka.example.com",
         "bootstrap.kafka.example.com",  # the bootstrap route may land on any broker
     ]
     assert cert["spec"]["ipAddresses"] == ["10.20.0.8"]
+
+
+def test_controller_certificates_name_only_the_controller() -> None:
+    model = model_of()
+    cert = security.certificate(model, model.quorum[0])
+    assert cert["spec"]["dnsNames"] == [model.quorum[0].client_host]
 
 
 def test_cluster_id_is_stable_and_kraft_shaped() -> None:
