@@ -15,6 +15,7 @@ from infra.verify.cluster import LocalCluster, VerifyError
 class SmokeResult:
     brokers: dict[int, str]
     internal_acked: int
+    external_expected: bool  # the stack has HAProxy in front: records must get through it
     external_acked: int
     partitions_on_distinct_racks: bool
     plaintext_refused: bool
@@ -63,7 +64,20 @@ def _check(cluster: LocalCluster, config: StackConfig) -> SmokeResult:
     return SmokeResult(
         brokers={int(k): v for k, v in racks.items()},
         internal_acked=len(internal["acked"]),
+        external_expected=cluster.haproxy_host is not None,
         external_acked=external_acked,
         partitions_on_distinct_racks=distinct,
         plaintext_refused=refused,
+    )
+
+
+def passed(result: SmokeResult) -> bool:
+    """Every check the stack calls for: racks, in-cluster writes, and through HAProxy when the
+    stack has it (writes acknowledged, plaintext refused)."""
+    external_ok = result.external_acked > 0 if result.external_expected else True
+    return (
+        result.partitions_on_distinct_racks
+        and result.internal_acked > 0
+        and external_ok
+        and result.plaintext_refused
     )
