@@ -343,7 +343,10 @@ def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:
 def read_stack_file(path: Path) -> dict[str, Any]:
     """`kafkastack:` values of a stack file, without the prefix."""
     if not path.is_file():
-        raise ConfigError(f"{path}: no such stack file; create it or check --stack")
+        raise ConfigError(
+            f"{path}: no such stack file; check --stack, or run from the project's folder "
+            "(or name its stacks folder with --stacks-dir)"
+        )
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return stack_values(document.get("config", {}) or {}, str(path))
 

@@ -11,12 +11,11 @@ import typer
 from kafkastack.provision_commands import STACKS
 from kafkastack.sizing_commands import fail
 
-REPO = STACKS.parent
-
 
 def demo(
-    out: Annotated[Path, typer.Option(help="where sizing, the demo's stack and renders go")] = REPO
-    / "demo-out",
+    out: Annotated[Path, typer.Option(help="where sizing, the demo's stack and renders go")] = Path(
+        "demo-out"
+    ),
     cluster: Annotated[
         bool, typer.Option(help="also `pulumi up` the stack onto the local cluster")
     ] = True,

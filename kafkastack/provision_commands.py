@@ -12,7 +12,8 @@ import typer
 
 from kafkastack.sizing_commands import fail
 
-STACKS = Path(__file__).resolve().parent.parent / "stacks"
+# The project the command runs in (its stacks/ folder), never the folder of the installed package.
+STACKS = Path("stacks")
 
 
 class RenderEngine(StrEnum):

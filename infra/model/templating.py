@@ -5,6 +5,7 @@ Logic stays here and in the model; templates only print and iterate.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,7 +16,20 @@ from infra.model import labels
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel, Node
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+
+def _templates() -> Path:
+    """The checkout's templates/ when running from one (a base revision's worktree renders with
+    its own), else the copy installed as package data (`kafkastack_templates`)."""
+    checkout = Path(__file__).resolve().parent.parent.parent / "templates"
+    if checkout.is_dir():
+        return checkout
+    spec = importlib.util.find_spec("kafkastack_templates")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("kafkastack's templates are not installed: reinstall kafkastack")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+TEMPLATES = _templates()
 ZK_DATA_DIR = "/var/lib/zookeeper/data"
 ZK_LOG_DIR = "/var/lib/zookeeper/log"
 
