@@ -1,7 +1,7 @@
 """Entry point `pulumi up` runs (Pulumi.yaml `main: infra/`)."""
 
 from infra.config import from_pulumi
-from infra.program import passwords_from_config, provision
+from infra.program import provision, secrets_from_config
 
 config = from_pulumi()
-provision(config, passwords_from_config(config))
+provision(config, secrets_from_config(config))

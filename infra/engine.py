@@ -90,11 +90,13 @@ def steps_from_preview(document: dict[str, Any]) -> list[Step]:
 PLACEHOLDER_SECRET = "render-placeholder-not-a-secret"
 
 
-def placeholder_passwords(config: StackConfig) -> dict[str, str]:
-    """Run-only config giving every SCRAM user the visible placeholder password."""
+def placeholder_passwords(config: StackConfig, prefix: str = f"{NAMESPACE}:") -> dict[str, str]:
+    """Every SCRAM user's password key (with the config namespace `prefix`), each holding the
+    visible placeholder: run-only config for renders and throwaway states."""
+    if config.security.client_auth != "scram-sha-512":
+        return {}
     return {
-        f"{NAMESPACE}:{password_config_key(user)}": PLACEHOLDER_SECRET
-        for user in config.security.users
+        f"{prefix}{password_config_key(user)}": PLACEHOLDER_SECRET for user in config.security.users
     }
 
 

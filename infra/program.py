@@ -9,19 +9,19 @@ from infra.config import NAMESPACE, StackConfig, password_config_key, sizing_sum
 from infra.model.cluster import ClusterModel
 
 
-def passwords_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
-    """Each SCRAM user's password from secret stack config (`pulumi config set --secret`)."""
+def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
+    """Each SCRAM user's password from secret stack config (`pulumi config set --secret`),
+    by its key (`password-<user>`)."""
     if config.security.client_auth != "scram-sha-512":
         return {}
-    secrets = pulumi.Config(NAMESPACE)
-    return {
-        user: secrets.require_secret(password_config_key(user)) for user in config.security.users
-    }
+    stack_config = pulumi.Config(NAMESPACE)
+    keys = [password_config_key(user) for user in config.security.users]
+    return {key: stack_config.require_secret(key) for key in keys}
 
 
-def provision(config: StackConfig, passwords: dict[str, pulumi.Output[str]]) -> KafkaCluster:
+def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:
     model = ClusterModel.from_config(config)
-    cluster = KafkaCluster(config.cluster_name, model, passwords)
+    cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)
     pulumi.export("broker_zones", cluster.broker_zones)

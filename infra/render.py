@@ -18,7 +18,7 @@ import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
 from infra.config import StackConfig
-from infra.engine import LOCAL_PASSPHRASE, PLACEHOLDER_SECRET, Engine, placeholder_passwords
+from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model import labels, templating
 from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
@@ -57,13 +57,15 @@ def capture(config: StackConfig) -> list[Captured]:
     """Run the program under mocks and return every resource it registered."""
     mocks = _Capture()
     set_mocks(mocks, project="kafkastack", stack=config.environment, preview=False)
-    passwords = {u: pulumi.Output.secret(PLACEHOLDER_SECRET) for u in config.security.users}
-    if config.security.client_auth != "scram-sha-512":
-        passwords = {}
+    # The same keys the real program asks Pulumi for, each holding the visible placeholder.
+    secrets = {
+        key: pulumi.Output.secret(value)
+        for key, value in placeholder_passwords(config, prefix="").items()
+    }
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def run() -> pulumi.Output[Any]:
-        return provision(config, passwords).bootstrap
+        return provision(config, secrets).bootstrap
 
     run()
     return mocks.resources

@@ -1,17 +1,58 @@
-"""`KafkaCluster`: the whole cluster as one component, composed of one component per concern."""
+"""`KafkaCluster`: declares the model's desired state, one component per concern.
+
+No rules live here: `infra/model/desired.py` decides every object, its options and what must
+exist first; this turns each into a Pulumi resource, filling in secrets from stack config.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
-from infra.components.access import DisruptionBudgets, ExternalAccess, Services
-from infra.components.brokers import BrokerPool
 from infra.components.kubernetes import declare
-from infra.components.network import Networks
-from infra.components.quorum import MetadataQuorum
-from infra.components.security import Security
-from infra.components.storage import StorageClasses
 from infra.model.cluster import ClusterModel
+from infra.model.desired import Concern, Declared, SecretValue, desired_state
+
+
+def _with_secrets(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
+    if isinstance(value, SecretValue):
+        return secrets[value.key]
+    if isinstance(value, dict):
+        return {k: _with_secrets(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_secrets(v, secrets) for v in value]
+    return value
+
+
+class ConcernResources(pulumi.ComponentResource):
+    """One concern of the cluster (storage, network, brokers, …) and its objects."""
+
+    def __init__(
+        self,
+        name: str,
+        concern: Concern,
+        secrets: dict[str, pulumi.Output[str]],
+        opts: pulumi.ResourceOptions,
+    ) -> None:
+        super().__init__(concern.type_token, name, {}, opts)
+        self.resources = [
+            _declare(f"{name}-{obj.logical}", obj, secrets, self) for obj in concern.objects
+        ]
+        self.register_outputs(concern.outputs)
+
+
+def _declare(
+    name: str, obj: Declared, secrets: dict[str, pulumi.Output[str]], parent: pulumi.Resource
+) -> pulumi.CustomResource:
+    options: dict[str, Any] = {}
+    if obj.protect:
+        options["protect"] = True
+    if obj.retain_on_delete:
+        options["retain_on_delete"] = True
+    if obj.secret_outputs:
+        options["additional_secret_outputs"] = list(obj.secret_outputs)
+    return declare(obj.kind, name, _with_secrets(obj.manifest, secrets), parent, **options)
 
 
 class KafkaCluster(pulumi.ComponentResource):
@@ -23,34 +64,27 @@ class KafkaCluster(pulumi.ComponentResource):
         self,
         name: str,
         model: ClusterModel,
-        passwords: dict[str, pulumi.Output[str]],
+        secrets: dict[str, pulumi.Output[str]],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`secrets`: secret stack config by key (`password-<user>`), as the model asks for it."""
         super().__init__("kafkastack:index:KafkaCluster", name, {}, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        # The namespace everything else lives in. Deleting a namespace deletes the data claims
-        # in it, so `pulumi destroy` forgets it instead of deleting it.
-        namespace = declare(
-            "Namespace",
-            f"{name}-namespace",
-            {"metadata": {"name": model.config.namespace}},
-            self,
-            retain_on_delete=True,
-            protect=model.config.protected,
-        )
-        after_ns = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
-        storage = StorageClasses(f"{name}-storage", model, child)
-        Networks(f"{name}-network", model, after_ns)
-        security = Security(f"{name}-security", model, passwords, after_ns)
-        workloads = pulumi.ResourceOptions(parent=self, depends_on=[namespace, storage, security])
-        MetadataQuorum(f"{name}-quorum", model, storage.names["quorum"], workloads)
-        brokers = BrokerPool(f"{name}-brokers", model, storage.names["broker"], workloads)
-        services = Services(f"{name}-services", model, after_ns)
-        external = ExternalAccess(f"{name}-external", model, after_ns)
-        DisruptionBudgets(f"{name}-budgets", model, after_ns)
-        self.bootstrap = pulumi.Output.from_input(services.bootstrap)
-        self.external_bootstrap = pulumi.Output.from_input(external.bootstrap)
-        self.broker_zones = pulumi.Output.from_input(brokers.zones)
+        declared: dict[str, list[pulumi.Resource]] = {}
+        outputs: dict[str, dict[str, Any]] = {}
+        for concern in desired_state(model):
+            after = [r for key in concern.after for r in declared[key]]
+            child = pulumi.ResourceOptions(parent=self, depends_on=after or None)
+            outputs[concern.key] = concern.outputs
+            if not concern.type_token:  # the cluster's own objects (its namespace)
+                declared[concern.key] = [
+                    _declare(f"{name}-{obj.logical}", obj, secrets, self) for obj in concern.objects
+                ]
+                continue
+            component = ConcernResources(f"{name}-{concern.key}", concern, secrets, child)
+            declared[concern.key] = [component]
+        self.bootstrap = pulumi.Output.from_input(outputs["services"]["bootstrap"])
+        self.external_bootstrap = pulumi.Output.from_input(outputs["external"]["bootstrap"])
+        self.broker_zones = pulumi.Output.from_input(outputs["brokers"]["zones"])
         self.register_outputs(
             {
                 "bootstrap": self.bootstrap,

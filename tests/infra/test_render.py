@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from infra import render
 from infra.config import load_stack
+from infra.engine import PLACEHOLDER_SECRET
 from kafkastack.cli import app
 from tests.infra.conftest import config_of, sizing_cluster
 
@@ -95,7 +96,7 @@ def test_zookeeper_stack_renders_an_ensemble(repo_root: Path, tmp_path: Path) ->
 def test_secrets_are_never_written_from_config(repo_root: Path, tmp_path: Path) -> None:
     render.write(load_stack(repo_root / "stacks", "prod"), tmp_path)
     secret = yaml.safe_load((tmp_path / "kubernetes/Secret/kafka-user-admin.yaml").read_text())
-    assert secret["stringData"]["password"] == render.PLACEHOLDER_SECRET
+    assert secret["stringData"]["password"] == PLACEHOLDER_SECRET
 
 
 def test_growing_from_3_to_5_brokers_only_adds(tmp_path: Path) -> None:

@@ -1,0 +1,230 @@
+"""The whole desired state of a cluster in one pass: every object, grouped by concern, with
+what each concern needs to exist first. Pure data (no pulumi import).
+
+`infra/components` only declares what this returns, so the real engine, the mock render and the
+preview all see the same objects. A concern's type token and every object's logical name are
+part of the Pulumi URN: changing one replaces the object, so they are spelled out here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.config import password_config_key
+from infra.model import access, labels, networks, security, storage, templating, workloads
+from infra.model.access import SKIP_AWAIT
+from infra.model.cluster import ClusterModel, Node
+
+
+@dataclass(frozen=True)
+class SecretValue:
+    """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One Kubernetes object: `kind`, a logical name unique in its concern, the manifest."""
+
+    kind: str
+    logical: str
+    manifest: dict[str, Any]
+    protect: bool = False  # stateful: `pulumi destroy` or a replacement stops (prod)
+    retain_on_delete: bool = False  # `pulumi destroy` forgets it instead of deleting it
+    secret_outputs: tuple[str, ...] = ()  # fields the state keeps encrypted
+
+
+@dataclass(frozen=True)
+class Concern:
+    key: str  # how other concerns refer to it in `after`
+    type_token: str  # the Pulumi component type
+    objects: tuple[Declared, ...]
+    after: tuple[str, ...] = ()  # concerns whose objects must exist before these are created
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+def _config_map(model: ClusterModel, name: str, data: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": model.config.namespace}, "data": data}
+
+
+def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[Declared]:
+    config = _config_map(
+        model, model.names.config_map(node.workload), templating.node_files(model, node)
+    )
+    manifest = (
+        workloads.zookeeper_statefulset(model, node, storage_class)
+        if node.role == labels.ZOOKEEPER
+        else workloads.kafka_statefulset(model, node, storage_class)
+    )
+    if model.config.skip_await:
+        manifest["metadata"].setdefault("annotations", {}).update(SKIP_AWAIT)
+    return [
+        # The rendered configuration, mounted read-only at the paths the properties name.
+        Declared("ConfigMap", f"{node.workload}-config", config),
+        # The workload holds a node's identity (id, rack, address): its name stays stable.
+        Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
+    ]
+
+
+def _secrets(model: ClusterModel) -> list[Declared]:
+    if model.config.security.client_auth != "scram-sha-512":
+        return []
+    return [
+        Declared(
+            "Secret",
+            f"user-{user}",
+            {
+                "metadata": {
+                    "name": security.scram_secret_name(model, user),
+                    "namespace": model.config.namespace,
+                },
+                "stringData": {
+                    "username": user,
+                    "password": SecretValue(password_config_key(user)),
+                },
+            },
+            secret_outputs=("stringData", "data"),
+        )
+        for user in model.config.security.users
+    ]
+
+
+def _external(model: ClusterModel) -> list[Declared]:
+    mode = model.config.external.mode
+    if mode == "haproxy":
+        config = templating.haproxy_config(model)
+        digest = hashlib.sha256(config.encode()).hexdigest()[:16]
+        return [
+            # SNI routing table rendered from templates/haproxy.
+            Declared(
+                "ConfigMap",
+                "haproxy-config",
+                _config_map(model, f"{model.names.haproxy}-config", {"haproxy.cfg": config}),
+            ),
+            Declared("Deployment", "haproxy", access.haproxy_deployment(model, digest)),
+            Declared("Service", "haproxy-service", access.haproxy_service(model)),
+        ]
+    if mode == "route":
+        # Passthrough: TLS ends at the broker, so SNI picks the broker.
+        return [Declared("Route", r["metadata"]["name"], r) for r in access.routes(model)]
+    return []
+
+
+def desired_state(model: ClusterModel) -> list[Concern]:
+    """Every object of the cluster, concern by concern, in an order that respects `after`."""
+    c = model.config
+    classes = storage.storage_class_names(model)
+    network: list[Declared] = []
+    if model.dual_network:
+        # Multus network carrying replication and quorum traffic, static address per pod.
+        network.append(
+            Declared(
+                "NetworkAttachmentDefinition", "replication", networks.network_attachment(model)
+            )
+        )
+    # Each port open only to the peers that need it.
+    network += [
+        Declared("NetworkPolicy", p["metadata"]["name"], p)
+        for p in networks.network_policies(model)
+    ]
+    quorum = [o for n in model.quorum for o in _node_objects(model, n, classes["quorum"])]
+    brokers = [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])]
+    external_bootstrap = (
+        f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""
+    )
+    workload_deps = ("namespace", "storage", "security")
+    return [
+        Concern(
+            "namespace",
+            "",  # declared by the cluster component itself
+            # Deleting a namespace deletes the data claims in it: destroy forgets it instead.
+            (
+                Declared(
+                    "Namespace",
+                    "namespace",
+                    {"metadata": {"name": c.namespace}},
+                    protect=c.protected,
+                    retain_on_delete=True,
+                ),
+            ),
+        ),
+        Concern(
+            "storage",
+            "kafkastack:storage:StorageClasses",
+            # Stable names: renaming a StorageClass is a replacement, and claims refer to it.
+            tuple(
+                Declared(
+                    "StorageClass", role, storage.storage_class(model, role), protect=c.protected
+                )
+                for role in storage.ROLES
+            ),
+            outputs={"names": classes},
+        ),
+        Concern(
+            "network",
+            "kafkastack:network:Networks",
+            tuple(network),
+            after=("namespace",),
+            outputs={
+                "replication_network": model.names.replication_network if model.dual_network else ""
+            },
+        ),
+        Concern(
+            "security",
+            "kafkastack:security:Security",
+            # One certificate per node: pod DNS name, replication address, external host.
+            tuple(
+                Declared("Certificate", cert["metadata"]["name"], cert)
+                for cert in security.certificates(model)
+            )
+            + tuple(_secrets(model)),
+            after=("namespace",),
+            outputs={
+                "users": sorted(c.security.users)
+                if c.security.client_auth == "scram-sha-512"
+                else []
+            },
+        ),
+        Concern(
+            "quorum",
+            "kafkastack:quorum:MetadataQuorum",
+            tuple(quorum),
+            after=workload_deps,
+            outputs={"kind": c.quorum.kind, "nodes": {n.workload: n.zone for n in model.quorum}},
+        ),
+        Concern(
+            "brokers",
+            "kafkastack:brokers:BrokerPool",
+            tuple(brokers),
+            after=workload_deps,
+            outputs={"zones": {b.workload: b.zone for b in model.brokers}},
+        ),
+        Concern(
+            "services",
+            "kafkastack:access:Services",
+            # Headless services give every pod the DNS name its CLIENT listener advertises.
+            tuple(Declared("Service", s["metadata"]["name"], s) for s in access.services(model)),
+            after=("namespace",),
+            outputs={"bootstrap": f"{model.names.bootstrap_dns}:{model.ports.client}"},
+        ),
+        Concern(
+            "external",
+            "kafkastack:access:ExternalAccess",
+            tuple(_external(model)),
+            after=("namespace",),
+            outputs={"bootstrap": external_bootstrap},
+        ),
+        Concern(
+            "budgets",
+            "kafkastack:access:DisruptionBudgets",
+            # Voluntary evictions (node drains) take one broker and a quorum minority at a time.
+            tuple(
+                Declared("PodDisruptionBudget", b["metadata"]["name"], b)
+                for b in access.disruption_budgets(model)
+            ),
+            after=("namespace",),
+        ),
+    ]
