@@ -21,10 +21,9 @@ from infra.config import StackConfig
 from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model import labels, templating
-from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
 from infra.model.cluster import ClusterModel
+from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
 from infra.model.security import certificate_dns_names
-from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
 from infra.program import provision
 
 CONFIG_FOLDERS = {
@@ -143,7 +142,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         "quorum": {
             "kind": c.quorum.kind,
             "combined": c.quorum.combined,
-            "initial_controllers": model.initial_controllers if model.kraft else None,
+            "initial_controllers": model.metadata.initial_voters(model),
         },
         "network": {"mode": c.network.mode, "replication_cidr": c.network.replication.cidr},
         "ports": {

@@ -42,16 +42,8 @@ def headless_service(
 
 def services(model: ClusterModel) -> list[dict[str, Any]]:
     p = model.ports
-    quorum_component = labels.CONTROLLER if model.kraft else labels.ZOOKEEPER
-    quorum_ports = (
-        {"controller": p.controller}
-        if model.kraft
-        else {
-            "client": p.zookeeper_client,
-            "peer": p.zookeeper_peer,
-            "election": p.zookeeper_election,
-        }
-    )
+    quorum_component = model.metadata.role
+    quorum_ports = model.metadata.ports(p)
     result = [
         headless_service(
             model,

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
+from infra.model.paths import METADATA_DIR, TLS_DIR
 
-TLS_DIR = "/etc/kafka/tls"
-CONFIG_DIR = "/etc/kafka/config"
-METADATA_DIR = "/var/lib/kafka/metadata"
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 
@@ -57,12 +56,7 @@ class BrokerConfig:
         self.builder = PropertiesBuilder()
 
     def with_identity(self) -> BrokerConfig:
-        roles = "broker,controller" if self.model.config.quorum.combined else "broker"
-        values: dict[str, object] = {}
-        if self.model.kraft:
-            values = {"process.roles": roles, "node.id": self.node.node_id}
-        else:
-            values = {"broker.id": self.node.node_id}
+        values = self.model.metadata.broker_identity(self.model, self.node.node_id)
         self.builder.section("identity", values)
         return self
 
@@ -105,25 +99,7 @@ class BrokerConfig:
         return self
 
     def with_metadata_quorum(self) -> BrokerConfig:
-        m, p = self.model, self.model.ports
-        if m.kraft:
-            values: dict[str, object] = {
-                "controller.listener.names": "CONTROLLER",
-                # Dynamic quorum (KIP-853): voters are discovered, so the set can change later.
-                "controller.quorum.bootstrap.servers": ",".join(
-                    f"{v.replication_host}:{p.controller}" for v in m.voters
-                ),
-                "metadata.log.dir": METADATA_DIR,
-            }
-        else:
-            values = {
-                "zookeeper.connect": ",".join(
-                    f"{z.replication_host}:{p.zookeeper_client}" for z in m.quorum
-                )
-                + f"/{m.config.cluster_name}",
-                "zookeeper.connection.timeout.ms": 18000,
-            }
-        self.builder.section("metadata quorum", values)
+        self.builder.section("metadata quorum", self.model.metadata.broker_settings(self.model))
         return self
 
     def with_log_dirs(self) -> BrokerConfig:

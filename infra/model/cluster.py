@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 
 from infra.model import labels
 from infra.model.naming import Names
+from infra.model.nodes import Node
+from infra.model.ports import Ports
+from infra.model.quorum import QUORUMS, MetadataQuorum
 from infra.model.racks import assign_zones
 
 if TYPE_CHECKING:
@@ -23,39 +26,6 @@ if TYPE_CHECKING:
 # block sized for the largest quorum (7), so adding brokers never moves a quorum address.
 QUORUM_ADDRESS_OFFSET = 1
 BROKER_ADDRESS_OFFSET = 8
-CONTROLLER_ID_BASE = 9000
-
-
-@dataclass(frozen=True)
-class Ports:
-    client: int = 9092
-    replication: int = 9091
-    controller: int = 9093
-    external: int = 9094
-    metrics: int = 9404
-    zookeeper_client: int = 2181
-    zookeeper_peer: int = 2888
-    zookeeper_election: int = 3888
-    haproxy: int = 443
-    route: int = 443
-
-
-@dataclass(frozen=True)
-class Node:
-    """One broker, controller or ZooKeeper server: a one-replica StatefulSet pinned to a zone."""
-
-    role: str
-    node_id: int
-    workload: str
-    zone: str
-    client_host: str
-    replication_ip: str | None
-    external_host: str | None = None
-
-    @property
-    def replication_host(self) -> str:
-        """Where replication/controller traffic goes: the replication network when there is one."""
-        return self.replication_ip or self.client_host
 
 
 def derived_cluster_id(c: StackConfig) -> str:
@@ -99,8 +69,9 @@ class ClusterModel:
         return self.config.network.mode == "dual"
 
     @property
-    def kraft(self) -> bool:
-        return self.config.quorum.kind == "kraft"
+    def metadata(self) -> MetadataQuorum:
+        """The metadata quorum's implementation: KRaft controllers or a ZooKeeper ensemble."""
+        return QUORUMS[self.config.quorum.kind]
 
     @property
     def cluster_id(self) -> str:
@@ -141,18 +112,16 @@ class ClusterModel:
         if self.config.quorum.combined:
             return []
         count = self.config.quorum_nodes
-        role = labels.CONTROLLER if self.kraft else labels.ZOOKEEPER
+        metadata = self.metadata
         nodes = []
         # The same round-robin over zones as the brokers; hard anti-affinity keeps quorum pods
         # off broker nodes, so a zone's brokers and controllers never share a node.
         for index, zone in enumerate(assign_zones(count, self.zones)):
-            node_id = CONTROLLER_ID_BASE + index if self.kraft else index + 1
-            workload = (
-                self.names.controller(node_id) if self.kraft else self.names.zookeeper(index + 1)
-            )
+            node_id = metadata.node_id(index)
+            workload = metadata.workload(self.names, index)
             nodes.append(
                 Node(
-                    role=role,
+                    role=metadata.role,
                     node_id=node_id,
                     workload=workload,
                     zone=zone,

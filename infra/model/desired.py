@@ -15,7 +15,8 @@ from typing import Any
 from infra.config import password_config_key
 from infra.model import access, labels, networks, security, storage, templating, workloads
 from infra.model.access import SKIP_AWAIT
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from infra.model import labels
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
 
 
 def network_attachment(model: ClusterModel) -> dict[str, Any]:
@@ -57,7 +58,7 @@ def network_policies(model: ClusterModel) -> list[dict[str, Any]]:
     """Who may reach which port. Clients reach only CLIENT; HAProxy reaches only EXTERNAL;
     replication and metrics ports are open to brokers and the quorum alone."""
     cluster, p = model.config.cluster_name, model.ports
-    quorum_component = labels.CONTROLLER if model.kraft else labels.ZOOKEEPER
+    quorum_component = model.metadata.role
     internal = [_peer(cluster, labels.BROKER), _peer(cluster, quorum_component)]
     broker_rules: list[dict[str, Any]] = [
         {"ports": _ports(p.client)},  # any client inside the cluster (SCRAM authenticates)
@@ -80,11 +81,7 @@ def network_policies(model: ClusterModel) -> list[dict[str, Any]]:
                 "ports": _ports(p.external),
             }
         )
-    quorum_ports = (
-        _ports(p.controller)
-        if model.kraft
-        else _ports(p.zookeeper_client, p.zookeeper_peer, p.zookeeper_election)
-    )
+    quorum_ports = _ports(*model.metadata.ports(p).values())
     policies = [
         _policy(model, "brokers", labels.BROKER, broker_rules),
         _policy(

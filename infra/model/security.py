@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
 
 
 def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:

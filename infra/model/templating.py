@@ -14,7 +14,9 @@ import jinja2
 
 from infra.model import labels
 from infra.model.broker_config import broker_properties, controller_properties
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
+from infra.model.paths import ZK_DATA_DIR, ZK_LOG_DIR
 
 
 def _templates() -> Path:
@@ -30,8 +32,6 @@ def _templates() -> Path:
 
 
 TEMPLATES = _templates()
-ZK_DATA_DIR = "/var/lib/zookeeper/data"
-ZK_LOG_DIR = "/var/lib/zookeeper/log"
 
 
 @cache

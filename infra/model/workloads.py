@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from infra.model import labels, templating
-from infra.model.broker_config import CONFIG_DIR, METADATA_DIR, TLS_DIR
-from infra.model.cluster import ClusterModel, Node
+from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
+from infra.model.nodes import Node
+from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
-from infra.model.templating import ZK_DATA_DIR, ZK_LOG_DIR
 
 KAFKA_IMAGE = "apache/kafka"
 ZOOKEEPER_IMAGE = "zookeeper:3.8.4"
@@ -219,8 +219,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         },
     }
     init = [_jmx_exporter_init(), _keystore_init(image)]
-    if model.kraft:
-        # ZooKeeper-mode brokers keep metadata in ZooKeeper: there is no storage to format.
+    if model.metadata.brokers_format_storage:
         init.append(_format_storage_init(model, node, image, config_file, mounts))
     return _statefulset(model, node, pod_labels, [container], init, volumes, claims)
 

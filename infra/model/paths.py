@@ -1,0 +1,9 @@
+"""Every path inside a pod that more than one part names (configs, volumes, mounts)."""
+
+from __future__ import annotations
+
+CONFIG_DIR = "/etc/kafka/config"  # the node's ConfigMap, read-only
+TLS_DIR = "/etc/kafka/tls"  # keystore assembled at start from the cert-manager Secret
+METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
+ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
+ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own

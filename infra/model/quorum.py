@@ -1,0 +1,115 @@
+"""The metadata quorum: one concept, two implementations (Strimzi's idea).
+
+KRaft controllers (Kafka 4, and 3.9 in KRaft mode) or a ZooKeeper ensemble (3.9 only). Every
+place that differs by quorum asks the cluster's `metadata` for its part instead of testing a
+flag: who its nodes are, the ports they serve, what a broker's config says about the quorum, and
+whether brokers format their own metadata storage. Which sizes are allowed is validation and
+stays in infra/config.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from infra.model import labels
+from infra.model.naming import Names
+from infra.model.nodes import Node
+from infra.model.paths import METADATA_DIR
+from infra.model.ports import Ports
+
+if TYPE_CHECKING:
+    from infra.config import StackConfig
+
+
+class Cluster(Protocol):
+    """What a quorum reads of the cluster model (which itself picks the quorum)."""
+
+    @property
+    def config(self) -> StackConfig: ...
+    @property
+    def ports(self) -> Ports: ...
+    @property
+    def quorum(self) -> list[Node]: ...
+    @property
+    def voters(self) -> list[Node]: ...
+    @property
+    def initial_controllers(self) -> str: ...
+
+
+CONTROLLER_ID_BASE = 9000
+
+
+@dataclass(frozen=True)
+class KRaftQuorum:
+    kind = "kraft"
+    role = labels.CONTROLLER
+    # Brokers keep a metadata log of their own, formatted once per volume set.
+    brokers_format_storage = True
+
+    def node_id(self, index: int) -> int:
+        # Controllers' ids sit apart from brokers' (0, 1, …) so both can grow.
+        return CONTROLLER_ID_BASE + index
+
+    def workload(self, names: Names, index: int) -> str:
+        return names.controller(self.node_id(index))
+
+    def ports(self, p: Ports) -> dict[str, int]:
+        return {"controller": p.controller}
+
+    def broker_identity(self, model: Cluster, node_id: int) -> dict[str, object]:
+        roles = "broker,controller" if model.config.quorum.combined else "broker"
+        return {"process.roles": roles, "node.id": node_id}
+
+    def broker_settings(self, model: Cluster) -> dict[str, object]:
+        return {
+            "controller.listener.names": "CONTROLLER",
+            # Dynamic quorum (KIP-853): voters are discovered, so the set can change later.
+            "controller.quorum.bootstrap.servers": ",".join(
+                f"{v.replication_host}:{model.ports.controller}" for v in model.voters
+            ),
+            "metadata.log.dir": METADATA_DIR,
+        }
+
+    def initial_voters(self, model: Cluster) -> str | None:
+        return model.initial_controllers
+
+
+@dataclass(frozen=True)
+class ZooKeeperQuorum:
+    kind = "zookeeper"
+    role = labels.ZOOKEEPER
+    # Brokers keep metadata in ZooKeeper: there is no storage of theirs to format.
+    brokers_format_storage = False
+
+    def node_id(self, index: int) -> int:
+        return index + 1  # ZooKeeper's myid starts at 1
+
+    def workload(self, names: Names, index: int) -> str:
+        return names.zookeeper(self.node_id(index))
+
+    def ports(self, p: Ports) -> dict[str, int]:
+        return {
+            "client": p.zookeeper_client,
+            "peer": p.zookeeper_peer,
+            "election": p.zookeeper_election,
+        }
+
+    def broker_identity(self, model: Cluster, node_id: int) -> dict[str, object]:
+        return {"broker.id": node_id}
+
+    def broker_settings(self, model: Cluster) -> dict[str, object]:
+        port = model.ports.zookeeper_client
+        servers = ",".join(f"{z.replication_host}:{port}" for z in model.quorum)
+        return {
+            # A chroot per cluster: one ensemble may serve several clusters' metadata apart.
+            "zookeeper.connect": f"{servers}/{model.config.cluster_name}",
+            "zookeeper.connection.timeout.ms": 18000,
+        }
+
+    def initial_voters(self, model: Cluster) -> str | None:
+        return None  # the ensemble's membership is zoo.cfg's server list
+
+
+MetadataQuorum = KRaftQuorum | ZooKeeperQuorum
+QUORUMS: dict[str, MetadataQuorum] = {"kraft": KRaftQuorum(), "zookeeper": ZooKeeperQuorum()}
