@@ -22,7 +22,7 @@ from typing import Any
 
 from infra import render
 from infra.config import parse_stack_config
-from infra.verify.cluster import LocalCluster
+from infra.verify.processes import ProcessCluster
 from spark_sizing.contract import SizingReport
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "infra" / "fixtures" / "sizing.json"
@@ -72,7 +72,7 @@ def strip_to_stock(render_dir: Path) -> None:
         path.write_text("\n".join(kept) + "\n")
 
 
-def client_properties(cluster: LocalCluster, directory: Path) -> Path:
+def client_properties(cluster: ProcessCluster, directory: Path) -> Path:
     security = cluster.internal_security()
     path = directory / "client.properties"
     path.write_text(
@@ -83,7 +83,7 @@ def client_properties(cluster: LocalCluster, directory: Path) -> Path:
     return path
 
 
-def tool(cluster: LocalCluster, main: str, *args: str) -> str:
+def tool(cluster: ProcessCluster, main: str, *args: str) -> str:
     command = [
         "ip",
         "netns",
@@ -99,7 +99,7 @@ def tool(cluster: LocalCluster, main: str, *args: str) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True, timeout=600).stdout
 
 
-def run_round(cluster: LocalCluster, records: int, work: Path, label: str) -> dict[str, float]:
+def run_round(cluster: ProcessCluster, records: int, work: Path, label: str) -> dict[str, float]:
     topic = f"bench-{label}-{len(list(work.iterdir()))}"
     assert cluster.client(
         "create_topic", topic=topic, partitions=6, rf=3, config={"min.insync.replicas": 2}
@@ -148,12 +148,12 @@ def run_round(cluster: LocalCluster, records: int, work: Path, label: str) -> di
     }
 
 
-def start(root: Path, stock: bool) -> LocalCluster:
+def start(root: Path, stock: bool) -> ProcessCluster:
     config = parse_stack_config(stack(), "local")
     render.write(config, root / "render")
     if stock:
         strip_to_stock(root / "render")
-    cluster = LocalCluster(root / "render", root / "run", heap_mb=1024)
+    cluster = ProcessCluster(root / "render", root / "run", heap_mb=1024)
     cluster.start()
     return cluster
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.components.cluster import KafkaCluster
+from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, StackConfig, password_config_key, sizing_summary
 from infra.model.cluster import ClusterModel
 

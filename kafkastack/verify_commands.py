@@ -22,7 +22,7 @@ def verify(
 
     from infra.config import load_stack
     from infra.errors import ConfigError
-    from infra.verify.cluster import VerifyError
+    from infra.verify.errors import VerifyError
     from infra.verify.smoke import passed, smoke
 
     try:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from infra import render
 from infra.config import StackConfig
-from infra.verify.cluster import LocalCluster, VerifyError
+from infra.verify.errors import VerifyError
+from infra.verify.processes import ProcessCluster
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ def smoke(config: StackConfig, workdir: Path | None = None) -> SmokeResult:
     with tempfile.TemporaryDirectory(prefix="kafkastack-verify-") as tmp:
         root = workdir or Path(tmp)
         render.write(config, root / "render")
-        cluster = LocalCluster(root / "render", root / "run")
+        cluster = ProcessCluster(root / "render", root / "run")
         try:
             cluster.start()
             return _check(cluster, config)
@@ -33,7 +34,7 @@ def smoke(config: StackConfig, workdir: Path | None = None) -> SmokeResult:
             cluster.close()
 
 
-def _check(cluster: LocalCluster, config: StackConfig) -> SmokeResult:
+def _check(cluster: ProcessCluster, config: StackConfig) -> SmokeResult:
     rf = min(config.replication_factor, len(cluster.brokers))
     created = cluster.client(
         "create_topic",

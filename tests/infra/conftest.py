@@ -15,7 +15,7 @@ SIZING_FIXTURE = Path(__file__).parent / "fixtures" / "sizing.json"
 
 
 def sizing_cluster(**overrides: Any) -> dict[str, Any]:
-    cluster = json.loads(SIZING_FIXTURE.read_text())["cluster"]
+    cluster: dict[str, Any] = json.loads(SIZING_FIXTURE.read_text())["cluster"]
     cluster.update(overrides)
     return cluster
 

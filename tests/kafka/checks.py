@@ -9,14 +9,14 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from infra.verify.cluster import LocalCluster
+from infra.verify.processes import ProcessCluster
 
 FAILOVER_TRIALS = 10
 # Failover figures of this session, printed in pytest's terminal summary (tests/kafka/conftest.py).
 FAILOVER_REPORTS: list[str] = []
 
 
-def create(cluster: LocalCluster, topic: str, partitions: int, **config: Any) -> dict[str, Any]:
+def create(cluster: ProcessCluster, topic: str, partitions: int, **config: Any) -> dict[str, Any]:
     reply = cluster.client(
         "create_topic",
         topic=topic,
@@ -29,7 +29,7 @@ def create(cluster: LocalCluster, topic: str, partitions: int, **config: Any) ->
 
 
 def wait_for_isr(
-    cluster: LocalCluster, topic: str, partitions: int, size: int, timeout: float = 90
+    cluster: ProcessCluster, topic: str, partitions: int, size: int, timeout: float = 90
 ) -> dict[str, Any]:
     """Poll until every partition's in-sync set has exactly `size` replicas."""
     deadline = time.monotonic() + timeout
@@ -44,13 +44,13 @@ def wait_for_isr(
 
 
 def wait_full_isr(
-    cluster: LocalCluster, topic: str, partitions: int, timeout: float = 90
+    cluster: ProcessCluster, topic: str, partitions: int, timeout: float = 90
 ) -> dict[str, Any]:
     return wait_for_isr(cluster, topic, partitions, 3, timeout)
 
 
 def create_led_by_every_broker(
-    cluster: LocalCluster, topic: str, partitions: int, timeout: float = 90
+    cluster: ProcessCluster, topic: str, partitions: int, timeout: float = 90
 ) -> dict[str, Any]:
     """A topic whose partitions are led by every broker in turn, each with replicas on three racks.
 
@@ -105,7 +105,7 @@ def assert_exactly_once_in_order(acked: list[list[Any]], records: list[list[Any]
         assert sequence == sorted(sequence), f"key {key} out of order"
 
 
-def check_min_isr_two(cluster: LocalCluster, topic: str) -> None:
+def check_min_isr_two(cluster: ProcessCluster, topic: str) -> None:
     """acks=all with min ISR 2: one replica down still writes, two down refuses with
     NOT_ENOUGH_REPLICAS, and after recovery every acknowledged record is there exactly once."""
     described = create(cluster, topic, partitions=1)
@@ -130,7 +130,7 @@ def check_min_isr_two(cluster: LocalCluster, topic: str) -> None:
     assert_exactly_once_in_order(all_up["acked"] + one_down["acked"], records)
 
 
-def check_leader_sigkill(cluster: LocalCluster, topic: str, trials: int) -> list[float]:
+def check_leader_sigkill(cluster: ProcessCluster, topic: str, trials: int) -> list[float]:
     """SIGKILL the partition leader `trials` times during one continuous idempotent, keyed
     produce (the killed broker rejoins the ISR before the next kill): every acknowledged record is
     read exactly once and in order per key. Returns, per trial, the seconds until a new leader
@@ -165,7 +165,7 @@ def check_leader_sigkill(cluster: LocalCluster, topic: str, trials: int) -> list
     return elapsed
 
 
-def _kill_leader_and_rejoin(cluster: LocalCluster, topic: str) -> float:
+def _kill_leader_and_rejoin(cluster: ProcessCluster, topic: str) -> float:
     leader = cluster.client("leader_of", topic=topic)["leader"]
     killed_at = time.monotonic()
     cluster.stop_node(cluster.broker_by_id(leader).name, signal.SIGKILL)

@@ -14,7 +14,7 @@ import pytest
 
 from infra import render
 from infra.verify import network
-from infra.verify.cluster import LocalCluster
+from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import FAILOVER_REPORTS
 
@@ -36,7 +36,7 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
     }
 
 
-def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> LocalCluster:
+def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> ProcessCluster:
     problem = network.available()
     if problem:
         pytest.fail(problem)
@@ -44,7 +44,7 @@ def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> LocalCluster:
         pytest.fail("haproxy is missing: run scripts/install-system-deps.sh")
     config = config_of("local", **stack_values(brokers, **overrides))
     render.write(config, tmp / "render")
-    cluster = LocalCluster(tmp / "render", tmp / "run")
+    cluster = ProcessCluster(tmp / "render", tmp / "run")
     try:
         cluster.start()
     except BaseException:
@@ -54,7 +54,7 @@ def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> LocalCluster:
 
 
 @pytest.fixture(scope="module")
-def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
     """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
 
     Module scope: clusters share the host's namespace names, so one runs at a time.
@@ -65,7 +65,7 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-def restore(kraft: LocalCluster) -> Iterator[LocalCluster]:
+def restore(kraft: ProcessCluster) -> Iterator[ProcessCluster]:
     """Restart whatever a test stopped, so the next test finds the whole cluster."""
     yield kraft
     for node in kraft.nodes:
@@ -75,7 +75,7 @@ def restore(kraft: LocalCluster) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture(scope="module")
-def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
     """Kafka 3.9 in ZooKeeper mode: a 3-server ensemble and 3 brokers over zones a, b, c."""
     cluster = start_cluster(
         tmp_path_factory.mktemp("zookeeper"),

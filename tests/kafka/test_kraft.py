@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from infra.verify.cluster import LocalCluster
+from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import (
     FAILOVER_TRIALS,
     assert_exactly_once_in_order,
@@ -22,7 +22,7 @@ from tests.kafka.checks import (
 pytestmark = pytest.mark.kafka
 
 
-def test_replicas_of_every_partition_sit_on_three_racks(kraft: LocalCluster) -> None:
+def test_replicas_of_every_partition_sit_on_three_racks(kraft: ProcessCluster) -> None:
     described = create(kraft, "racks", partitions=10)
     assert described["brokers"] == [0, 1, 2, 3, 4]
     racks = described["racks"]
@@ -31,18 +31,18 @@ def test_replicas_of_every_partition_sit_on_three_racks(kraft: LocalCluster) -> 
         assert len({racks[str(b)] for b in partition["replicas"]}) == 3, partition
 
 
-def test_min_isr_two_survives_one_broker_and_refuses_at_two(restore: LocalCluster) -> None:
+def test_min_isr_two_survives_one_broker_and_refuses_at_two(restore: ProcessCluster) -> None:
     check_min_isr_two(restore, "durable")
 
 
-def test_leader_sigkill_loses_no_acknowledged_record(restore: LocalCluster) -> None:
+def test_leader_sigkill_loses_no_acknowledged_record(restore: ProcessCluster) -> None:
     elapsed = check_leader_sigkill(restore, "failover", trials=FAILOVER_TRIALS)
     assert len(elapsed) == FAILOVER_TRIALS
     report_failover("KRaft", elapsed)
 
 
 def test_quorum_loses_one_controller_keeps_working_loses_majority_stops(
-    restore: LocalCluster,
+    restore: ProcessCluster,
 ) -> None:
     cluster = restore
     controllers = [n.name for n in cluster.quorum]
@@ -64,7 +64,7 @@ def test_quorum_loses_one_controller_keeps_working_loses_majority_stops(
     cluster.wait_for_brokers(len(cluster.brokers))  # and every broker is unfenced again
 
 
-def test_replication_stays_on_the_replication_network(kraft: LocalCluster) -> None:
+def test_replication_stays_on_the_replication_network(kraft: ProcessCluster) -> None:
     create(kraft, "netsplit", partitions=1)
     described = kraft.client("describe", topic="netsplit")
     leader = described["partitions"]["0"]["leader"]
@@ -90,7 +90,7 @@ def test_replication_stays_on_the_replication_network(kraft: LocalCluster) -> No
     assert set(kraft.network.byte_counters(kraft.client_host)) == {"eth-client"}
 
 
-def test_external_clients_reach_every_broker_through_haproxy(kraft: LocalCluster) -> None:
+def test_external_clients_reach_every_broker_through_haproxy(kraft: ProcessCluster) -> None:
     described = create_led_by_every_broker(kraft, "external", partitions=10)
     leaders = {p["leader"] for p in described["partitions"].values()}
     assert leaders == {0, 1, 2, 3, 4}
@@ -107,7 +107,7 @@ def test_external_clients_reach_every_broker_through_haproxy(kraft: LocalCluster
     assert probe["answered"] is False
 
 
-def test_rolling_restart_loses_nothing(restore: LocalCluster) -> None:
+def test_rolling_restart_loses_nothing(restore: ProcessCluster) -> None:
     cluster = restore
     create(cluster, "rolling", partitions=5)
     producer = cluster.spawn_client(

@@ -15,7 +15,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 
 from infra.toolchain import cache_dir
 from infra.verify import certificates
+from infra.verify.clients import ClientAccess
+from infra.verify.errors import VerifyError
 from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork, cleanup
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -31,10 +32,6 @@ STARTED_MARKERS = {
     "controller": ("Kafka Server started",),
     "zookeeper": ("LEADING", "FOLLOWING"),
 }
-
-
-class VerifyError(RuntimeError):
-    """The local cluster could not be started or answered wrongly; the message says why."""
 
 
 def kafka_lib(version: str) -> Path:
@@ -67,7 +64,7 @@ class Node:
 
 
 @dataclass
-class LocalCluster:
+class ProcessCluster(ClientAccess):
     render_dir: Path
     workdir: Path
     heap_mb: int = 320
@@ -384,75 +381,6 @@ class LocalCluster:
             raise VerifyError(
                 f"haproxy exited: {(self.workdir / 'haproxy.log').read_text()[-1500:]}"
             )
-
-    # ----- clients --------------------------------------------------------------------------
-    def internal_security(self) -> dict[str, str]:
-        return {
-            "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.username": self.topology["security"]["users"][0],
-            "sasl.password": self.password,
-        }
-
-    def external_security(self) -> dict[str, str]:
-        return {
-            **self.internal_security(),
-            "security.protocol": "SASL_SSL",
-            "ssl.ca.location": str(self.ca_file),
-        }
-
-    @property
-    def bootstrap(self) -> str:
-        port = self.topology["ports"]["client"]
-        return ",".join(f"{b.entry['client_host']}:{port}" for b in self.brokers)
-
-    @property
-    def external_bootstrap(self) -> str:
-        external, ports = self.topology["external"], self.topology["ports"]
-        return f"{external['bootstrap_host']}:{ports['external_advertised']}"
-
-    def client(
-        self, op: str, external: bool = False, timeout: float = 180, **request: Any
-    ) -> dict[str, Any]:
-        """Run one client operation on the client host; returns its JSON reply."""
-        request = {
-            "op": op,
-            "bootstrap": self.external_bootstrap if external else self.bootstrap,
-            "security": self.external_security() if external else self.internal_security(),
-            **request,
-        }
-        result = self.client_process(request, timeout)
-        return result
-
-    def client_process(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        proc = self.spawn_client(request)
-        out, err = proc.communicate(timeout=timeout)
-        if proc.returncode != 0:
-            raise VerifyError(f"client {request['op']} failed: {err.decode()[-1500:]}")
-        return dict(json.loads(out.decode().strip().splitlines()[-1]))
-
-    def spawn_client(
-        self, request: dict[str, Any], external: bool = False
-    ) -> subprocess.Popen[bytes]:
-        request.setdefault("bootstrap", self.external_bootstrap if external else self.bootstrap)
-        request.setdefault(
-            "security", self.external_security() if external else self.internal_security()
-        )
-        return subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                self.client_host.namespace,
-                sys.executable,
-                "-m",
-                "infra.verify.client",
-                json.dumps(request),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=REPO,
-        )
 
     def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,97 @@
+"""Clients of a started stack: each operation runs `infra.verify.client` inside the client
+host's network namespace, against the CLIENT listeners or through HAProxy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from infra.verify.errors import VerifyError
+from infra.verify.network import Host
+
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+class ClientAccess:
+    """What ProcessCluster offers its callers for talking to the cluster (a mixin: it reads
+    the started cluster's topology, password, CA file, client host and brokers)."""
+
+    topology: dict[str, Any]
+    password: str
+    ca_file: Path
+    client_host: Host
+
+    @property
+    def broker_hosts(self) -> list[str]:
+        port = self.topology["ports"]["client"]
+        return [f"{b['client_host']}:{port}" for b in self.topology["brokers"]]
+
+    def internal_security(self) -> dict[str, str]:
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": self.topology["security"]["users"][0],
+            "sasl.password": self.password,
+        }
+
+    def external_security(self) -> dict[str, str]:
+        return {
+            **self.internal_security(),
+            "security.protocol": "SASL_SSL",
+            "ssl.ca.location": str(self.ca_file),
+        }
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(self.broker_hosts)
+
+    @property
+    def external_bootstrap(self) -> str:
+        external, ports = self.topology["external"], self.topology["ports"]
+        return f"{external['bootstrap_host']}:{ports['external_advertised']}"
+
+    def client(
+        self, op: str, external: bool = False, timeout: float = 180, **request: Any
+    ) -> dict[str, Any]:
+        """Run one client operation on the client host; returns its JSON reply."""
+        request = {
+            "op": op,
+            "bootstrap": self.external_bootstrap if external else self.bootstrap,
+            "security": self.external_security() if external else self.internal_security(),
+            **request,
+        }
+        result = self.client_process(request, timeout)
+        return result
+
+    def client_process(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        proc = self.spawn_client(request)
+        out, err = proc.communicate(timeout=timeout)
+        if proc.returncode != 0:
+            raise VerifyError(f"client {request['op']} failed: {err.decode()[-1500:]}")
+        return dict(json.loads(out.decode().strip().splitlines()[-1]))
+
+    def spawn_client(
+        self, request: dict[str, Any], external: bool = False
+    ) -> subprocess.Popen[bytes]:
+        request.setdefault("bootstrap", self.external_bootstrap if external else self.bootstrap)
+        request.setdefault(
+            "security", self.external_security() if external else self.internal_security()
+        )
+        return subprocess.Popen(
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.client_host.namespace,
+                sys.executable,
+                "-m",
+                "infra.verify.client",
+                json.dumps(request),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=REPO,
+        )
