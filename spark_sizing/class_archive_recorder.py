@@ -17,8 +17,9 @@ from pyspark import SparkContext
 from spark_sizing import samples
 from spark_sizing.class_archive import QUIET, archive_path
 from spark_sizing.formulas import SizingParameters
-from spark_sizing.job import SAMPLE_INPUT, run_sizing, spark_session
+from spark_sizing.job import SAMPLE_INPUT, run_sizing
 from spark_sizing.profiles import DEFAULT_PROFILE, load_profile
+from spark_sizing.session import spark_session
 
 
 def record(env: Mapping[str, str] = os.environ) -> Path | None:

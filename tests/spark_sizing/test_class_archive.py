@@ -79,7 +79,7 @@ def test_the_recorded_archive_serves_sparks_classes(tmp_path: Path) -> None:
     # (JAVA_TOOL_OPTIONS reaches spark-submit's launcher JVM too: a log per process.)
     env = {**os.environ, "JAVA_TOOL_OPTIONS": f"-Xlog:class+load=info:file={tmp_path}/%p.log"}
     env.pop("PYSPARK_SUBMIT_ARGS", None)
-    script = "from spark_sizing.job import spark_session; spark_session().range(3).count()"
+    script = "from spark_sizing.session import spark_session; spark_session().range(3).count()"
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
     loaded = "".join(log.read_text() for log in tmp_path.glob("*.log"))
     assert "org.apache.spark.SparkContext source: shared objects file (top)" in loaded

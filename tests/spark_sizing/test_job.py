@@ -7,7 +7,7 @@ from typing import Any, cast
 import pytest
 from pyspark.sql import Observation
 
-from spark_sizing import job
+from spark_sizing import session
 
 
 class _Future:
@@ -36,13 +36,13 @@ class _StubObservation:
 
 def test_counts_are_read_once_spark_reported_them() -> None:
     observation = cast(Observation, _StubObservation(True, {"read": 7, "invalid": 2}))
-    assert job._observed_counts(observation, "read", "invalid") == (7, 2)
+    assert session.observed_counts(observation, "read", "invalid") == (7, 2)
 
 
 def test_counts_that_never_arrive_fail_clearly_instead_of_hanging(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(job, "OBSERVATION_WAIT_S", 0.2)
+    monkeypatch.setattr(session, "OBSERVATION_WAIT_S", 0.2)
     never: Any = _StubObservation(False, {})
     with pytest.raises(RuntimeError, match="did not report the row counts within 0 s"):
-        job._observed_counts(never, "read")
+        session.observed_counts(never, "read")
