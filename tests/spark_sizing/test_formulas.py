@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,14 +62,16 @@ def test_brokers_per_zone_differ_by_at_most_one() -> None:
 
 
 def test_ingress_bound_cluster_worked_example() -> None:
-    # 300 MB/s at RF 3 = 900 MB/s of disk writes. m5.2xlarge sustains 262.14 MB/s of EBS;
-    # at 50 % with one of 3 zones down each broker usefully takes 262.144 × 0.5 × 2/3.
+    # Worked by hand: 300 MB/s at RF 3 = 900 MB/s of disk writes. m5.2xlarge sustains
+    # 262.14 MB/s of EBS; at 50 % with one of 3 zones down a broker usefully takes
+    # 262.14 × 0.5 × 2/3 = 87.38 MB/s, so 900 / 87.38 = 10.3 → 11 brokers, and a multiple of
+    # 3 zones → 12.
     topic = demand(peak_ingress_mb_s=300.0, avg_ingress_mb_s=1.0, consumer_groups=0)
     result = size_cluster([topic], M5_2XL, SizingParameters())
-    per_broker = M5_2XL.disk_mb_s * 0.5 * 2 / 3
-    assert result.cluster.constraints["ingress"] == math.ceil(900 / per_broker)
+    assert M5_2XL.disk_mb_s == pytest.approx(262.14)
+    assert result.cluster.constraints["ingress"] == 11
     assert result.cluster.binding_constraint == "ingress"
-    assert result.cluster.brokers == math.ceil(math.ceil(900 / per_broker) / 3) * 3
+    assert result.cluster.brokers == 12
 
 
 def test_replication_and_consumer_traffic_are_accounted_apart() -> None:

@@ -16,10 +16,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from pyspark.sql import SparkSession
-from typer.testing import CliRunner
 
-from kafkastack.cli import app
 from spark_sizing.contract import SizingReport
 from spark_sizing.job import SAMPLE_INPUT
 
@@ -90,7 +87,7 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.mark.spark
 def test_the_job_runs_unchanged_under_spark_submit(
-    standalone: Cluster, spark: SparkSession, tmp_path: Path, repo_root: Path
+    standalone: Cluster, tmp_path: Path, repo_root: Path
 ) -> None:
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env.pop("PYSPARK_SUBMIT_ARGS", None)
@@ -111,11 +108,18 @@ def test_the_job_runs_unchanged_under_spark_submit(
     with urllib.request.urlopen(f"{standalone.ui}/json/") as response:
         state = json.load(response)
     assert [a["name"] for a in state["completedapps"]] == ["kafkastack-sizing"]
-    # And sized exactly as the in-process run does.
-    local = CliRunner().invoke(
-        app, ["size", "--input", str(SAMPLE_INPUT), "--out", str(tmp_path / "local")]
+    # And sized exactly as a run of its own (a fresh local JVM, not this test session's) does.
+    local = subprocess.run(
+        [
+            *(sys.executable, "-m", "spark_sizing", "size"),
+            *("--input", str(SAMPLE_INPUT), "--out", str(tmp_path / "local")),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert local.exit_code == 0, local.output
+    assert local.returncode == 0, local.stderr[-3000:]
     on_cluster, in_process = (
         SizingReport.model_validate_json((tmp_path / run / "sizing.json").read_text())
         for run in ("cluster", "local")
