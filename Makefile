@@ -52,12 +52,16 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy infra spark_sizing kafkastack bench
 
-# No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`.
+# No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`, in a random
+# order each time (pytest-randomly prints the seed to repeat it).
+UNIT := not spark and not s3 and not kafka and not engine and not cluster and not toolchain
 unit: venv
-	$(VENV)/bin/pytest -m "not spark and not s3 and not kafka and not engine and not cluster and not toolchain" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 
+# The fast tier in a random order, then the tiers that share one cluster or JVM per session.
 test: venv system-deps kafka-jars spark-jars spark-cds toolchain lint
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -p no:randomly -m "not ($(UNIT))" $(PYTEST_ARGS)
 
 demo: venv spark-cds toolchain
 	$(VENV)/bin/kafkastack demo
