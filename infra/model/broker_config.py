@@ -99,7 +99,7 @@ class BrokerConfig:
         return self
 
     def with_metadata_quorum(self) -> BrokerConfig:
-        self.builder.section("metadata quorum", self.model.metadata.broker_settings(self.model))
+        self.builder.section("metadata quorum", self.model.metadata.quorum_settings(self.model))
         return self
 
     def with_log_dirs(self) -> BrokerConfig:
@@ -155,15 +155,7 @@ class BrokerConfig:
                 )
         # PEM files mounted from a cert-manager Secret (tls.crt, tls.key, ca.crt): any
         # certificate source that writes those three files works.
-        values.update(
-            {
-                "ssl.keystore.type": "PEM",
-                "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
-                "ssl.truststore.type": "PEM",
-                "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
-                "ssl.endpoint.identification.algorithm": "https",
-            }
-        )
+        values.update({**pem_files(), "ssl.endpoint.identification.algorithm": "https"})
         if c.security.replication_tls:
             # Brokers and controllers authenticate each other with certificates (mTLS).
             values["listener.name.replication.ssl.client.auth"] = "required"
@@ -175,6 +167,16 @@ class BrokerConfig:
 
     def build(self) -> PropertiesBuilder:
         return self.builder
+
+
+def pem_files() -> dict[str, object]:
+    """The node's keystore and truststore: PEM files assembled from the cert-manager Secret."""
+    return {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
+    }
 
 
 def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
@@ -205,11 +207,7 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
             "listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
             "advertised.listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
             "listener.security.protocol.map": f"CONTROLLER:{protocol},REPLICATION:{protocol}",
-            "controller.listener.names": "CONTROLLER",
-            "controller.quorum.bootstrap.servers": ",".join(
-                f"{v.replication_host}:{p.controller}" for v in model.voters
-            ),
-            "metadata.log.dir": METADATA_DIR,
+            **model.metadata.quorum_settings(model),
             "log.dirs": METADATA_DIR,
         },
     )
@@ -217,10 +215,7 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         builder.section(
             "security",
             {
-                "ssl.keystore.type": "PEM",
-                "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
-                "ssl.truststore.type": "PEM",
-                "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
+                **pem_files(),
                 "ssl.client.auth": "required",
                 "ssl.endpoint.identification.algorithm": "https",
             },

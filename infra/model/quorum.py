@@ -61,7 +61,7 @@ class KRaftQuorum:
         roles = "broker,controller" if model.config.quorum.combined else "broker"
         return {"process.roles": roles, "node.id": node_id}
 
-    def broker_settings(self, model: Cluster) -> dict[str, object]:
+    def quorum_settings(self, model: Cluster) -> dict[str, object]:
         return {
             "controller.listener.names": "CONTROLLER",
             # Dynamic quorum (KIP-853): voters are discovered, so the set can change later.
@@ -98,7 +98,7 @@ class ZooKeeperQuorum:
     def broker_identity(self, model: Cluster, node_id: int) -> dict[str, object]:
         return {"broker.id": node_id}
 
-    def broker_settings(self, model: Cluster) -> dict[str, object]:
+    def quorum_settings(self, model: Cluster) -> dict[str, object]:
         port = model.ports.zookeeper_client
         servers = ",".join(f"{z.replication_host}:{port}" for z in model.quorum)
         return {
