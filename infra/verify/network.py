@@ -61,6 +61,16 @@ class Host:
     def replication_if(self) -> str:
         return "eth-repl"
 
+    def listening(self, port: int) -> bool:
+        """Whether a TCP socket listens on `port` inside this host's namespace."""
+        shown = subprocess.run(
+            ["ip", "netns", "exec", self.namespace, "ss", "-Hltn", f"sport = :{port}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return bool(shown.stdout.strip())
+
 
 @dataclass
 class TestNetwork:

@@ -358,29 +358,27 @@ class ProcessCluster(ClientAccess):
         node.process = None
 
     def _start_haproxy(self) -> None:
-        assert self.haproxy_host is not None
+        host = self.haproxy_host
+        assert host is not None
         config = self.render_dir / str(self.topology["external"]["haproxy_config"])
         log = (self.workdir / "haproxy.log").open("ab")
+        command = ["ip", "netns", "exec", host.namespace, "haproxy", "-db", "-f", str(config)]
         self._haproxy = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                self.haproxy_host.namespace,
-                "haproxy",
-                "-db",
-                "-f",
-                str(config),
-            ],
+            command,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        time.sleep(1.0)
-        if self._haproxy.poll() is not None:  # exited at once: a config error
-            raise VerifyError(
-                f"haproxy exited: {(self.workdir / 'haproxy.log').read_text()[-1500:]}"
-            )
+        port = self.topology["ports"]["haproxy"]
+        deadline = time.monotonic() + 30
+        while not host.listening(port):
+            if self._haproxy.poll() is not None:  # exited: a config error
+                raise VerifyError(
+                    f"haproxy exited: {(self.workdir / 'haproxy.log').read_text()[-1500:]}"
+                )
+            if time.monotonic() > deadline:
+                raise VerifyError(f"haproxy did not listen on :{port} within 30 s")
+            time.sleep(0.2)
 
     def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
