@@ -7,7 +7,7 @@ VENV := .venv
 export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
 export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
 
-.PHONY: demo test lint unit venv lock toolchain kafka-jars spark-jars spark-cds system-deps bench clean
+.PHONY: demo test lint unit venv lock toolchain doctor kafka-jars spark-jars spark-cds system-deps bench clean
 
 venv: $(VENV)/.installed
 
@@ -47,6 +47,10 @@ spark-cds: venv
 toolchain:
 	scripts/toolchain/build-all.sh
 
+# Every engine and cluster binary present, and the engine's versions equal to the SDK's.
+doctor: venv toolchain
+	$(VENV)/bin/kafkastack doctor
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -59,15 +63,16 @@ unit: venv
 	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 
 # The fast tier in a random order, then the tiers that share one cluster or JVM per session.
-test: venv system-deps kafka-jars spark-jars spark-cds toolchain lint
+test: venv system-deps kafka-jars spark-jars spark-cds doctor lint
 	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -p no:randomly -m "not ($(UNIT))" $(PYTEST_ARGS)
 
 demo: venv spark-cds toolchain
 	$(VENV)/bin/kafkastack demo
 
-bench: venv spark-cds
+bench: venv spark-cds toolchain
 	$(VENV)/bin/python bench/sizing.py
+	$(VENV)/bin/python bench/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache out demo-out
