@@ -7,7 +7,7 @@ VENV := .venv
 export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
 export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
 
-.PHONY: demo test lint unit venv lock toolchain kafka-jars spark-jars spark-cds system-deps bench clean
+.PHONY: demo test lint unit venv lock toolchain nodes-toolchain images kafka-jars spark-jars spark-cds system-deps bench clean
 
 venv: $(VENV)/.installed
 
@@ -47,6 +47,15 @@ spark-cds: venv
 toolchain:
 	scripts/toolchain/build-all.sh
 
+# Real nodes (the `nodes` tier, docs/real-nodes.md): kubelet and kube-proxy from the control
+# plane's module, containerd 2.x; then the images they run, built here (no registry is reachable).
+nodes-toolchain:
+	scripts/toolchain/build-kubelet.sh
+	scripts/toolchain/build-containerd.sh
+
+images: system-deps kafka-jars
+	scripts/images/build.sh
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -54,9 +63,9 @@ lint: venv
 
 # No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`.
 unit: venv
-	$(VENV)/bin/pytest -m "not spark and not s3 and not kafka and not engine and not cluster and not toolchain" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -m "not spark and not s3 and not kafka and not engine and not cluster and not toolchain and not nodes" $(PYTEST_ARGS)
 
-test: venv system-deps kafka-jars spark-jars spark-cds toolchain lint
+test: venv system-deps kafka-jars spark-jars spark-cds toolchain nodes-toolchain images lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 demo: venv spark-cds toolchain
