@@ -21,6 +21,9 @@ die() { log "$*"; exit 1; }
 command -v umoci >/dev/null || die "umoci is missing: run \`make system-deps\`"
 [ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 \
   || die "/bin/busybox (busybox-static) is missing: run \`make system-deps\`"
+# The image's logging config is log4j2 (Kafka 4); 3.9 logs through log4j 1 (reload4j).
+[[ "$KAFKA_VERSION" == 4.* ]] \
+  || die "Kafka $KAFKA_VERSION: only 4.x images so far (3.9's log4j 1 config is not written yet)"
 mkdir -p "$OUT"
 
 # Files every image has: a shell-less passwd/group with root and appuser (uid 1000, as in
