@@ -18,6 +18,9 @@ JRE_PACKAGE=openjdk-17-jre-headless
 log() { echo "[images] $*" >&2; }
 die() { log "$*"; exit 1; }
 
+# As root, umoci keeps file owners in the layers (/var/lib/kafka/data belongs to uid 1000);
+# --rootless would record every file as root's.
+[ "$(id -u)" -eq 0 ] || die "building images needs root (file owners in the layers): run as root"
 command -v umoci >/dev/null || die "umoci is missing: run \`make system-deps\`"
 [ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 \
   || die "/bin/busybox (busybox-static) is missing: run \`make system-deps\`"
@@ -84,7 +87,7 @@ build() {
   work="$(mktemp -d "$OUT/.build-$name.XXXXXX")"
   umoci init --layout "$work/layout"
   umoci new --image "$work/layout:$tag"
-  umoci unpack --rootless --image "$work/layout:$tag" "$work/bundle" >/dev/null
+  umoci unpack --image "$work/layout:$tag" "$work/bundle" >/dev/null
   "populate_$name" "$work/bundle/rootfs"
   umoci repack --image "$work/layout:$tag" "$work/bundle"
   umoci config --image "$work/layout:$tag" --author kafkastack "$@"
