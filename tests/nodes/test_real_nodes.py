@@ -55,6 +55,10 @@ def _wait_phase(
     raise AssertionError(f"pod {name} not in {phases} after {timeout}s: {pod.get('status')}")
 
 
+def _phase(nodes: RealNodes, name: str) -> str:
+    return str(nodes.kube.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}").stdout)
+
+
 def _name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
@@ -130,6 +134,64 @@ def test_kafka_image_runs_the_storage_tool_as_uid_1000(real_nodes: RealNodes) ->
     assert pod["status"]["phase"] == "Succeeded", log
     assert log[0] == "1000"
     assert len(log[1]) == 22  # a base64url-encoded 16-byte UUID, as Kafka prints cluster ids
+
+
+# A single-node KRaft broker: broker and controller in one process, the dynamic quorum of one.
+BROKER = """process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+advertised.listeners=PLAINTEXT://POD_IP:9092
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=/var/lib/kafka/data
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+"""
+
+
+def test_kafka_broker_in_a_pod_serves_a_client_on_another_node(real_nodes: RealNodes) -> None:
+    broker_node, client_node = real_nodes.specs[2], real_nodes.specs[0]
+    broker, client = _name("kafka"), _name("kafka-client")
+    start = (
+        f"printf '{BROKER}' | sed \"s/POD_IP/$POD_IP/\" > /tmp/server.properties && "
+        "kafka-storage.sh format --standalone -t $(kafka-storage.sh random-uuid) "
+        "-c /tmp/server.properties && exec kafka-server-start.sh /tmp/server.properties"
+    )
+    pod = _pod(broker, broker_node.name, images.KAFKA, ["sh", "-c", start])
+    pod["spec"]["restartPolicy"] = "Never"
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "KAFKA_HEAP_OPTS", "value": "-Xmx384m -Xms384m"},
+    ]
+    _create(real_nodes, pod)
+    ip = _wait_phase(real_nodes, broker, {"Running"})["status"]["podIP"]
+    deadline = time.monotonic() + 120
+    log = ""
+    while "Kafka Server started" not in log and time.monotonic() < deadline:
+        time.sleep(1)
+        log = real_nodes.kube.kubectl("logs", broker, check=False).stdout
+        if _phase(real_nodes, broker) != "Running":
+            break
+    assert "Kafka Server started" in log, log[-2000:]
+    # The image honours KAFKA_HEAP_OPTS, as apache/kafka does (seen through kubectl exec).
+    cmdline = real_nodes.kube.kubectl("exec", broker, "--", "cat", "/proc/1/cmdline").stdout
+    assert "-Xmx384m" in cmdline.split("\0")
+
+    topics = "org.apache.kafka.tools.TopicCommand --bootstrap-server " + f"{ip}:9092"
+    _create(
+        real_nodes,
+        _pod(client, client_node.name, images.KAFKA,
+             ["sh", "-c", f"kafka-run-class.sh {topics} --create --topic nodes-smoke "
+              f"--partitions 3 && kafka-run-class.sh {topics} --describe --topic nodes-smoke"]),
+    )  # fmt: skip
+    done = _wait_phase(real_nodes, client, {"Succeeded", "Failed"}, timeout=180)
+    out = real_nodes.kube.kubectl("logs", client).stdout
+    assert done["status"]["phase"] == "Succeeded", out
+    assert "Created topic nodes-smoke." in out
+    assert out.count("Leader: 1") == 3
+    real_nodes.kube.kubectl("delete", "pod", broker, "--wait=false")
 
 
 def _alive(pid: int) -> bool:
