@@ -139,12 +139,18 @@ class RealNodes:
             if result.returncode != 0:
                 raise LocalClusterError(f"importing {tarball} on {node.name}: {result.stderr}")
 
-    def up(self, wanted: Sequence[images.Image] = images.ALL, timeout: float = 180) -> None:
-        """Start the nodes (after stopping any left from an earlier run) and wait until each is
-        Ready in the apiserver."""
+    def check(self, wanted: Sequence[images.Image] = images.ALL) -> dict[str, str]:
+        """Every prerequisite there (root, binaries, Debian packages, images), or an error
+        naming the fix; returns the binaries' paths."""
         binaries = _require_binaries()
         for image in (images.PAUSE, *wanted):
             image.require()
+        return binaries
+
+    def up(self, wanted: Sequence[images.Image] = images.ALL, timeout: float = 180) -> None:
+        """Start the nodes (after stopping any left from an earlier run) and wait until each is
+        Ready in the apiserver."""
+        binaries = self.check(wanted)
         if not self.kube.is_up():
             raise LocalClusterError("the local cluster is not up: start it first (kube.up())")
         self.down()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from infra.localcluster import images
 from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
@@ -18,6 +20,7 @@ from infra.localcluster.node_config import (
     kubelet_config,
 )
 from infra.localcluster.nodes import RealNodes
+from kafkastack.cli import app
 
 WORKDIR = Path("/cache/local-cluster/a-rather-long-cluster-name-for-paths/nodes")
 
@@ -103,3 +106,18 @@ def test_a_missing_image_names_the_make_target(empty_cache: Path) -> None:
 def test_at_least_one_real_node() -> None:
     with pytest.raises(LocalClusterError, match="at least 1"):
         RealNodes(LocalKubernetes("unit"), count=0)
+
+
+def test_local_up_with_real_nodes_checks_them_before_creating_anything(empty_cache: Path) -> None:
+    result = CliRunner().invoke(app, ["local", "up", "--real-nodes", "2"])
+    assert result.exit_code == 2
+    assert "make nodes-toolchain" in result.output
+    assert not (empty_cache / "local-cluster").exists()
+
+
+def test_local_up_refuses_more_real_nodes_than_the_address_plan() -> None:
+    result = CliRunner().invoke(
+        app, ["local", "up", "--real-nodes", "21"], env={**os.environ, "COLUMNS": "250"}
+    )
+    assert result.exit_code == 2
+    assert "less than or equal to 20" in result.output
