@@ -26,9 +26,9 @@ CGROUP_PARENT = "kafkastack-nodes"
 FIRST_PORT = 10350
 # Debian's containernetworking-plugins.
 CNI_BIN_DIR = "/usr/lib/cni"
-# Unix socket paths are limited to 108 bytes, too few for the cluster's folder in the cache: the
-# sockets, containerd's state and the kubelet's root (which holds sockets too) live under a short
-# folder per node, <RUNTIME_ROOT>/<cluster tag>-<index>.
+# containerd refuses unix socket paths over 104 bytes, too few for the cluster's folder in the
+# cache: the sockets, containerd's state and the kubelet's root (which holds sockets too) live
+# under a short folder per node, <RUNTIME_ROOT>/<cluster tag>-<index>.
 RUNTIME_ROOT = Path("/var/lib/kafkastack-nodes")
 
 

@@ -35,7 +35,7 @@ def test_every_node_owns_distinct_names_ports_subnets_bridges_and_cgroups() -> N
         values = [getattr(n, attr) for n in nodes]
         assert len(set(values)) == len(values), attr
     assert max(len(n.bridge) for n in nodes) <= 15  # IFNAMSIZ - 1
-    # The longest socket containerd makes beside its own, well under the 108-byte limit.
+    # The longest socket containerd makes beside its own, under containerd's 104-byte limit.
     assert max(len(f"{n.socket}.ttrpc") for n in nodes) < 100
 
 
