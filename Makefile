@@ -7,7 +7,7 @@ VENV := .venv
 export KAFKASTACK_CACHE ?= $(HOME)/.cache/kafkastack
 export PATH := $(CURDIR)/$(VENV)/bin:$(KAFKASTACK_CACHE)/bin:$(PATH)
 
-.PHONY: demo test lint unit venv lock toolchain doctor kafka-jars spark-jars spark-cds system-deps bench clean
+.PHONY: demo test lint unit venv lock toolchain doctor nodes-toolchain images kafka-jars spark-jars spark-cds system-deps bench clean
 
 venv: $(VENV)/.installed
 
@@ -51,6 +51,15 @@ toolchain:
 doctor: venv toolchain
 	$(VENV)/bin/kafkastack doctor
 
+# Real nodes (the `nodes` tier, docs/real-nodes.md): kubelet and kube-proxy from the control
+# plane's module, containerd 2.x; then the images they run, built here (no registry is reachable).
+nodes-toolchain:
+	scripts/toolchain/build-kubelet.sh
+	scripts/toolchain/build-containerd.sh
+
+images: system-deps kafka-jars
+	scripts/images/build.sh
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -58,12 +67,12 @@ lint: venv
 
 # No JVM, no Go-built binary, no server: runs on a fresh clone after `make venv`, in a random
 # order each time (pytest-randomly prints the seed to repeat it).
-UNIT := not spark and not s3 and not kafka and not engine and not cluster and not toolchain
+UNIT := not spark and not s3 and not kafka and not engine and not cluster and not toolchain and not nodes
 unit: venv
 	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 
 # The fast tier in a random order, then the tiers that share one cluster or JVM per session.
-test: venv system-deps kafka-jars spark-jars spark-cds doctor lint
+test: venv system-deps kafka-jars spark-jars spark-cds doctor nodes-toolchain images lint
 	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 	$(VENV)/bin/pytest -p no:randomly -m "not ($(UNIT))" $(PYTEST_ARGS)
 

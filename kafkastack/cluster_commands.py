@@ -17,21 +17,41 @@ local = typer.Typer(
 
 
 @local.command()
-def up() -> None:
+def up(
+    real_nodes: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=20,
+            help="also start this many real nodes (containerd + kubelet, zones in turn; root; "
+            "docs/real-nodes.md)",
+        ),
+    ] = 0,
+) -> None:
     """Create or reuse the local cluster (idempotent)."""
     from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+    from infra.localcluster.host import HostError
+    from infra.localcluster.images import ImageError
+    from infra.localcluster.nodes import RealNodes
 
     kube = LocalKubernetes()
     try:
+        nodes = RealNodes(kube, real_nodes) if real_nodes else None
+        if nodes is not None:
+            nodes.check()  # before anything is created
         kube.up()
-    except LocalClusterError as err:
+        if nodes is not None:
+            nodes.up()
+    except (LocalClusterError, HostError, ImageError) as err:
         raise fail(str(err)) from None
     typer.echo(f"local cluster up; kubeconfig: {kube.kubeconfig}")
+    if nodes is not None:
+        typer.echo("real nodes Ready: " + ", ".join(n.name for n in nodes.specs))
 
 
 @local.command()
 def down() -> None:
-    """Delete the local cluster."""
+    """Delete the local cluster (and stop its real nodes)."""
     from infra.localcluster.cluster import LocalKubernetes
 
     LocalKubernetes().down()

@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # A test's tier follows from what it needs. `make unit` runs the tests with none of these:
 # no JVM, no Go-built binary, no server.
-TIERS = ("spark", "s3", "kafka", "engine", "cluster", "toolchain")
+TIERS = ("spark", "s3", "kafka", "engine", "cluster", "toolchain", "nodes")
 FIXTURE_TIERS = {
     "spark": "spark",
     "moto_endpoint": "s3",
@@ -23,6 +23,7 @@ FIXTURE_TIERS = {
     "kube": "cluster",
     "deployed": "cluster",
     "project": "engine",
+    "real_nodes": "nodes",
 }
 
 

@@ -19,9 +19,28 @@ from typing import Any
 import yaml
 
 from infra import toolchain
+from infra.localcluster import host
 
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
+# kwokctl's kwok fakes every node by default, real ones too (their heartbeats and pod status):
+# it keeps to the nodes created here as fake (annotated kwok.x-k8s.io/node=fake). The apiserver
+# reaches a real node's kubelet at its InternalIP: its hostname (the kubelet's
+# --hostname-override) resolves nowhere; fake nodes are never reached, so this suits both.
+KWOKCTL_CONFIG = """apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+componentsPatches:
+- name: kwok-controller
+  extraArgs:
+  - key: manage-all-nodes
+    value: "false"
+  - key: manage-nodes-with-annotation-selector
+    value: kwok.x-k8s.io/node=fake
+- name: kube-apiserver
+  extraArgs:
+  - key: kubelet-preferred-address-types
+    value: InternalIP
+"""
 ZONES = ("zone-a", "zone-b", "zone-c")
 NODES_PER_ZONE = 5
 VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots + txlog
@@ -85,12 +104,16 @@ class LocalKubernetes:
         if not self.is_up():
             self.workdir.mkdir(parents=True, exist_ok=True)
             self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
+            config = self.workdir / "kwokctl.yaml"
+            config.write_text(KWOKCTL_CONFIG, encoding="utf-8")
             self._run(
                 binary("kwokctl"),
                 "create",
                 "cluster",
                 "--name",
                 self.name,
+                "--config",
+                str(config),
                 "--runtime",
                 "binary",
                 "--kube-apiserver-binary",
@@ -118,6 +141,8 @@ class LocalKubernetes:
         return self.workdir / "pulumi"
 
     def down(self) -> None:
+        # Real nodes first (infra/localcluster/nodes.py): their processes, mounts and devices.
+        host.release_all(self.workdir / "nodes")
         self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
         shutil.rmtree(self.pulumi_state, ignore_errors=True)
 

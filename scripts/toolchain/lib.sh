@@ -79,3 +79,27 @@ module_dir() {
   (cd "$WORK" && GOFLAGS= go mod download -json "$1") \
     | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])'
 }
+
+# k8s.io/kubernetes from a wrapper module: its go.mod replaces every k8s.io staging module with
+# ./staging/...; the wrapper maps exactly those to the published v0.x modules instead. Used by
+# build-kube.sh and build-kubelet.sh, which share the committed pins of part `kube`.
+kube_resolve() {
+  local kdir m
+  kdir=$(module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")
+  # Exactly the modules go.mod maps to ./staging (k8s.io/utils and kube-openapi are real modules).
+  for m in $(sed -nE 's#^[[:space:]]*(replace[[:space:]]+)?(k8s\.io/[^[:space:]]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\2#p' "$kdir/go.mod" | sort -u); do
+    go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
+  done
+  # Every command package either script builds, so go.sum holds all their modules.
+  go get $(printf "k8s.io/kubernetes/cmd/%s@$KUBERNETES_VERSION " \
+    kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
+}
+# The version every Kubernetes binary reports (empty otherwise).
+kube_ldflags() {
+  local minor p ld=""
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  done
+  echo "$ld"
+}

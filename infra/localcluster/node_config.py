@@ -1,0 +1,218 @@
+"""What a real node of the local cluster is made of: its names, addresses, folders and configs.
+
+Pure: nothing here starts a process or touches the host, so the configs are tested in
+milliseconds. The settings follow what ran a pod on a real kubelet on this machine kind
+(cgroup v1 allowed, cgroupfs, no CAP_SYS_RESOURCE so containerd must not lower OOM scores,
+a locally built sandbox image) and give every node its own copy of anything two kubelets or two
+containerds on one host would otherwise share: sockets, state, cgroup root, pod log folder,
+CNI network, IPAM state, network namespaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.localcluster import images
+
+# The cgroup every node's processes live under: <hierarchy>/kafkastack-nodes/<cluster>/<node>.
+CGROUP_PARENT = "kafkastack-nodes"
+# Kubelet ports: node i listens on FIRST_PORT + 2i (API) and FIRST_PORT + 2i + 1 (healthz).
+FIRST_PORT = 10350
+# Debian's containernetworking-plugins.
+CNI_BIN_DIR = "/usr/lib/cni"
+# containerd refuses unix socket paths over 104 bytes, too few for the cluster's folder in the
+# cache: the sockets, containerd's state and the kubelet's root (which holds sockets too) live
+# under a short folder per node, <RUNTIME_ROOT>/<cluster tag>-<index>.
+RUNTIME_ROOT = Path("/var/lib/kafkastack-nodes")
+
+
+def _cluster_octet(cluster: str) -> int:
+    """Second octet of a cluster's pod networks (10.<200..249>.<node>.0/24), from its name, so
+    two local clusters rarely pick the same addresses."""
+    return 200 + int(hashlib.sha256(cluster.encode()).hexdigest(), 16) % 50
+
+
+def _cluster_tag(cluster: str) -> str:
+    return hashlib.sha256(cluster.encode()).hexdigest()[:4]
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One real node: a containerd and a kubelet of its own, in one zone."""
+
+    cluster: str
+    index: int
+    """0-based position among the cluster's real nodes; picks ports and the pod subnet."""
+    zone: str
+    workdir: Path
+    """The cluster's folder of real nodes; this node's configs, logs and image store are in
+    `workdir/<name>`, its sockets and runtime state in `runtime_dir`."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.index < 20:
+            raise ValueError(f"node index {self.index} out of range: at most 20 real nodes")
+
+    @property
+    def name(self) -> str:
+        return f"{self.cluster}-nodes-{self.index}"
+
+    @property
+    def dir(self) -> Path:
+        return self.workdir / self.name
+
+    @property
+    def bridge(self) -> str:
+        """Linux interface names are at most 15 characters: nodes-<cluster tag>-<index>."""
+        return f"nodes-{_cluster_tag(self.cluster)}-{self.index}"
+
+    @property
+    def subnet(self) -> str:
+        return f"10.{_cluster_octet(self.cluster)}.{self.index}.0/24"
+
+    @property
+    def address(self) -> str:
+        """The node's own address: the gateway of its pod bridge (kubelet's --node-ip)."""
+        return f"10.{_cluster_octet(self.cluster)}.{self.index}.1"
+
+    @property
+    def port(self) -> int:
+        return FIRST_PORT + 2 * self.index
+
+    @property
+    def runtime_dir(self) -> Path:
+        return RUNTIME_ROOT / f"{_cluster_tag(self.cluster)}-{self.index}"
+
+    @property
+    def socket(self) -> Path:
+        return self.runtime_dir / "containerd.sock"
+
+    @property
+    def cgroup(self) -> str:
+        """The node's cgroup path (kubelet's cgroupRoot; containerd runs in its `system` child)."""
+        return f"/{CGROUP_PARENT}/{self.cluster}/{self.name}"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {"topology.kubernetes.io/zone": self.zone, "kafkastack.io/node": "real"}
+
+    def to_json(self) -> str:
+        return json.dumps({"cluster": self.cluster, "index": self.index, "zone": self.zone})
+
+    @classmethod
+    def from_file(cls, path: Path) -> NodeSpec:
+        """The spec a started node left in its folder (node.json), for stopping it later."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(str(data["cluster"]), int(data["index"]), str(data["zone"]), path.parent.parent)
+
+
+def containerd_config(node: NodeSpec) -> str:
+    """containerd 2.x (config version 3): everything under the node's folder; NRI off (its
+    socket is machine-wide); network namespaces under the state folder so stopping the node
+    finds them."""
+    d = node.dir / "containerd"
+    return f"""version = 3
+root = "{d / "root"}"
+state = "{node.runtime_dir / "containerd-state"}"
+temp = "{d / "tmp"}"
+[grpc]
+  address = "{node.socket}"
+[ttrpc]
+  address = "{node.socket}.ttrpc"
+[plugins.'io.containerd.internal.v1.opt']
+  path = "{d / "opt"}"
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = "{images.PAUSE.ref}"
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["{CNI_BIN_DIR}"]
+    conf_dir = "{node.dir / "cni"}"
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+"""
+
+
+def cni_config(node: NodeSpec) -> str:
+    """A bridge per node with its own subnet; the host routes between bridges (no masquerade:
+    pods see each other's real addresses)."""
+    conf: dict[str, Any] = {
+        "cniVersion": "1.0.0",
+        "name": node.bridge,
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": node.bridge,
+                "isGateway": True,
+                "ipMasq": False,
+                "ipam": {
+                    "type": "host-local",
+                    "ranges": [[{"subnet": node.subnet, "gateway": node.address}]],
+                    "routes": [{"dst": "0.0.0.0/0"}],
+                    "dataDir": str(node.dir / "ipam"),
+                },
+            }
+        ],
+    }
+    return json.dumps(conf, indent=2)
+
+
+def kubelet_config(node: NodeSpec) -> str:
+    """KubeletConfiguration. The apiserver reaches the kubelet without a client certificate
+    (kwokctl sets none), hence anonymous + AlwaysAllow on the node's own address: first slice."""
+    conf: dict[str, Any] = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "failCgroupV1": False,
+        "failSwapOn": False,
+        "cgroupDriver": "cgroupfs",
+        "cgroupRoot": node.cgroup,
+        "cgroupsPerQOS": True,
+        "enforceNodeAllocatable": [],
+        "containerRuntimeEndpoint": f"unix://{node.socket}",
+        "address": node.address,
+        "port": node.port,
+        "readOnlyPort": 0,
+        "healthzBindAddress": "127.0.0.1",
+        "healthzPort": node.port + 1,
+        "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
+        "authorization": {"mode": "AlwaysAllow"},
+        "resolvConf": "/etc/resolv.conf",
+        "podLogsDir": str(node.dir / "pod-logs"),
+        "volumePluginDir": str(node.dir / "volume-plugins"),
+        # Imported images cannot be pulled again: never collect them, never evict for disk.
+        "imageGCHighThresholdPercent": 100,
+        "imageGCLowThresholdPercent": 99,
+        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%"},
+        "serializeImagePulls": False,
+    }
+    return yaml.safe_dump(conf, sort_keys=False)
+
+
+def kubelet_args(node: NodeSpec, kubelet: str, kubeconfig: Path) -> list[str]:
+    labels = ",".join(f"{k}={v}" for k, v in sorted(node.labels.items()))
+    return [
+        kubelet,
+        "--config",
+        str(node.dir / "kubelet-config.yaml"),
+        "--kubeconfig",
+        str(kubeconfig),
+        "--root-dir",
+        str(node.runtime_dir / "kubelet"),
+        "--cert-dir",
+        str(node.runtime_dir / "kubelet" / "pki"),
+        "--hostname-override",
+        node.name,
+        "--node-ip",
+        node.address,
+        "--node-labels",
+        labels,
+    ]

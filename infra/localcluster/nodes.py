@@ -1,0 +1,222 @@
+"""Real nodes joined to the local control plane: a containerd and a kubelet per node.
+
+Each node has its own folder under the cluster's (`<workdir>/nodes/<node>`), its own containerd
+(root, state, socket), kubelet (root dir, ports, node name, zone label), cgroup tree, pod
+bridge and subnet (node_config.py). The locally built images are imported into its containerd
+before its kubelet starts. The kubelets register with the cluster's admin kubeconfig (first
+slice: no per-node identity yet). Stopping gives back exactly what the nodes own (host.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from infra import toolchain
+from infra.localcluster import host, images
+from infra.localcluster.cluster import ZONES, LocalClusterError, LocalKubernetes
+from infra.localcluster.node_config import (
+    CNI_BIN_DIR,
+    NodeSpec,
+    cni_config,
+    containerd_config,
+    kubelet_args,
+    kubelet_config,
+)
+
+NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr")
+
+
+def _require_binaries() -> dict[str, str]:
+    if os.geteuid() != 0:
+        raise LocalClusterError(
+            "real nodes need root (cgroups, a bridge per node, mounts): run as root"
+        )
+    found = {}
+    for name in NODE_BINARIES:
+        path = toolchain.bin_dir() / name
+        if not path.is_file():
+            raise LocalClusterError(
+                f"{name} is missing ({path}): run `make nodes-toolchain` "
+                "(scripts/toolchain/build-kubelet.sh, build-containerd.sh)"
+            )
+        found[name] = str(path)
+    for name, check in (("runc", shutil.which("runc")), ("CNI plugins", _cni_plugins())):
+        if not check:
+            raise LocalClusterError(f"{name} missing: run `make system-deps`")
+    return found
+
+
+def _cni_plugins() -> str | None:
+    bridge = Path(CNI_BIN_DIR) / "bridge"
+    return str(bridge) if bridge.is_file() else None
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class RealNodes:
+    """The real nodes of one local cluster."""
+
+    def __init__(self, kube: LocalKubernetes, count: int = 3) -> None:
+        if count < 1:
+            raise LocalClusterError(f"real node count must be at least 1, got {count}")
+        self.kube = kube
+        self.folder = kube.workdir / "nodes"
+        self.specs = [
+            NodeSpec(kube.name, i, ZONES[i % len(ZONES)], self.folder) for i in range(count)
+        ]
+        self._processes: list[subprocess.Popen[bytes]] = []
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        # Our containerd's own shim must come before any other (Debian ships a 1.x one).
+        env["PATH"] = f"{toolchain.bin_dir()}:/usr/local/sbin:/usr/sbin:/sbin:{env.get('PATH', '')}"
+        return env
+
+    def _start(self, argv: list[str], node: NodeSpec, log_name: str) -> subprocess.Popen[bytes]:
+        folders = host.make_cgroup(f"{node.cgroup}/system")
+        with open(node.dir / log_name, "ab") as log:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self._env(),
+                start_new_session=True,
+                # Into the node's cgroup before exec: everything it starts stays in the tree.
+                preexec_fn=lambda: host.enter_cgroups(folders),
+            )
+        self._processes.append(proc)
+        return proc
+
+    def ctr(self, node: NodeSpec, *args: str) -> subprocess.CompletedProcess[str]:
+        """ctr against the node's containerd (an absolute socket path: a relative one would be
+        read as a gRPC authority)."""
+        argv = [str(toolchain.bin_dir() / "ctr"), "-a", str(node.socket), *args]
+        return subprocess.run(argv, capture_output=True, text=True, env=self._env(), check=False)
+
+    def _write_configs(self, node: NodeSpec) -> None:
+        for sub in ("containerd", "cni", "pod-logs", "ipam"):
+            (node.dir / sub).mkdir(parents=True, exist_ok=True)
+        node.runtime_dir.mkdir(parents=True, exist_ok=True)
+        (node.dir / "containerd.toml").write_text(containerd_config(node))
+        (node.dir / "cni" / "10-bridge.conflist").write_text(cni_config(node))
+        (node.dir / "kubelet-config.yaml").write_text(kubelet_config(node))
+        # Before any host resource exists: from here on, release_all finds the node and frees it.
+        (node.dir / "node.json").write_text(node.to_json())
+
+    def _wait_containerd(
+        self, node: NodeSpec, proc: subprocess.Popen[bytes], timeout: float = 60
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            if node.socket.exists() and self.ctr(node, "version").returncode == 0:
+                return
+            time.sleep(0.2)
+        raise LocalClusterError(
+            f"containerd of {node.name} did not answer on {node.socket}:\n"
+            f"{_tail(node.dir / 'containerd.log')}"
+        )
+
+    def _import(self, node: NodeSpec, wanted: Sequence[images.Image]) -> None:
+        for image in wanted:
+            tarball = image.require()
+            result = self.ctr(
+                node, "-n", "k8s.io", "images", "import", "--base-name", image.base_name,
+                str(tarball),
+            )  # fmt: skip
+            if result.returncode != 0:
+                raise LocalClusterError(f"importing {tarball} on {node.name}: {result.stderr}")
+
+    def check(self, wanted: Sequence[images.Image] = images.ALL) -> dict[str, str]:
+        """Every prerequisite there (root, binaries, Debian packages, images), or an error
+        naming the fix; returns the binaries' paths."""
+        binaries = _require_binaries()
+        for image in (images.PAUSE, *wanted):
+            image.require()
+        return binaries
+
+    def up(self, wanted: Sequence[images.Image] = images.ALL, timeout: float = 180) -> None:
+        """Start the nodes (after stopping any left from an earlier run) and wait until each is
+        Ready in the apiserver."""
+        binaries = self.check(wanted)
+        if not self.kube.is_up():
+            raise LocalClusterError("the local cluster is not up: start it first (kube.up())")
+        self.down()
+        try:
+            for node in self.specs:
+                self._start_node(node, binaries, wanted)
+            self.wait_ready(timeout)
+        except BaseException:
+            # A half-started set of nodes is worth nothing: give everything back (the error
+            # carries the log tail that explains it).
+            self.down()
+            raise
+
+    def _start_node(
+        self, node: NodeSpec, binaries: dict[str, str], wanted: Sequence[images.Image]
+    ) -> None:
+        node.dir.mkdir(parents=True, exist_ok=True)
+        self._write_configs(node)
+        host.add_bridge(node.bridge, node.address, 24)
+        containerd = [binaries["containerd"], "--config", str(node.dir / "containerd.toml")]
+        self._wait_containerd(node, self._start(containerd, node, "containerd.log"))
+        # The sandbox image first: without it containerd would try to pull it.
+        self._import(node, [images.PAUSE, *[i for i in wanted if i != images.PAUSE]])
+        argv = kubelet_args(node, binaries["kubelet"], self.kube.kubeconfig)
+        self._start(argv, node, "kubelet.log")
+
+    def ready(self) -> dict[str, bool]:
+        nodes = json.loads(self.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        state = {n.name: False for n in self.specs}
+        for item in nodes:
+            name = item["metadata"]["name"]
+            if name in state:
+                state[name] = any(
+                    c["type"] == "Ready" and c["status"] == "True"
+                    for c in item.get("status", {}).get("conditions", [])
+                )
+        return state
+
+    def wait_ready(self, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        state: dict[str, bool] = {}
+        while time.monotonic() < deadline:
+            state = self.ready()
+            if all(state.values()):
+                return
+            time.sleep(1)
+        late = [n for n in self.specs if not state.get(n.name)]
+        logs = "\n".join(f"--- {n.name}:\n{_tail(n.dir / 'kubelet.log')}" for n in late)
+        raise LocalClusterError(f"nodes not Ready after {timeout:.0f}s:\n{logs}")
+
+    def down(self) -> list[str]:
+        """Stop the nodes this cluster started (found from their folders) and delete their Node
+        objects; nothing else on the machine is touched."""
+        released = host.release_all(self.folder)
+        for proc in self._processes:
+            proc.wait(timeout=30)
+        self._processes.clear()
+        if released and self.kube.is_up():
+            self.kube.kubectl("delete", "node", "--ignore-not-found", *released)
+        return released
+
+    def labels(self) -> dict[str, dict[str, Any]]:
+        items = json.loads(self.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        names = {n.name for n in self.specs}
+        return {
+            i["metadata"]["name"]: i["metadata"]["labels"]
+            for i in items
+            if i["metadata"]["name"] in names
+        }

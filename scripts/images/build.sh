@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The container images real nodes run, built here (no container registry is reachable) as OCI
+# layout tarballs in $KAFKASTACK_CACHE/images/<name>-<tag>.tar, imported into each node's
+# containerd as localhost/kafkastack/<name>:<tag>. A stamp per image records the hash of its
+# inputs; a warm run returns at once.
+#   pause:3.10    the pod sandbox: busybox-static sleeping forever
+#   busybox:1     a small workload (sh, httpd, wget, nc): busybox-static and its applet links
+#   kafka:<ver>   /opt/kafka laid out like the public apache/kafka image, uid 1000, on the host's
+#                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
+#                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central
+# Usage: build.sh [KAFKA_VERSION]   (default 4.3.1; its jars must be fetched first)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+CACHE="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}"
+OUT="$CACHE/images"
+KAFKA_VERSION="${1:-4.3.1}"
+JRE_PACKAGE=openjdk-17-jre-headless
+log() { echo "[images] $*" >&2; }
+die() { log "$*"; exit 1; }
+
+# As root, umoci keeps file owners in the layers (/var/lib/kafka/data belongs to uid 1000);
+# --rootless would record every file as root's.
+[ "$(id -u)" -eq 0 ] || die "building images needs root (file owners in the layers): run as root"
+command -v umoci >/dev/null || die "umoci is missing: run \`make system-deps\`"
+[ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 \
+  || die "/bin/busybox (busybox-static) is missing: run \`make system-deps\`"
+# The image's logging config is log4j2 (Kafka 4); 3.9 logs through log4j 1 (reload4j).
+[[ "$KAFKA_VERSION" == 4.* ]] \
+  || die "Kafka $KAFKA_VERSION: only 4.x images so far (3.9's log4j 1 config is not written yet)"
+mkdir -p "$OUT"
+
+# Files every image has: a shell-less passwd/group with root and appuser (uid 1000, as in
+# apache/kafka), and a world-writable /tmp.
+base_files() {
+  local root="$1"
+  mkdir -p "$root/etc" "$root/tmp" "$root/bin"
+  chmod 1777 "$root/tmp"
+  printf 'root:x:0:0:root:/root:/bin/sh\nappuser:x:1000:1000::/home/appuser:/bin/sh\nnobody:x:65534:65534::/nonexistent:/bin/false\n' > "$root/etc/passwd"
+  printf 'root:x:0:\nappuser:x:1000:\nnogroup:x:65534:\n' > "$root/etc/group"
+  printf 'hosts: files dns\n' > "$root/etc/nsswitch.conf"
+}
+with_busybox() {
+  local root="$1" applet
+  cp /bin/busybox "$root/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+  done
+}
+
+populate_pause() { base_files "$1"; cp /bin/busybox "$1/bin/busybox"; }
+populate_busybox() { base_files "$1"; with_busybox "$1"; }
+populate_kafka() {
+  local root="$1" lib="$CACHE/kafka/$KAFKA_VERSION/lib" f
+  base_files "$root"; with_busybox "$root"
+  # Exactly the files of Debian's JRE package (symlinks into /etc/java-17-openjdk included).
+  dpkg-query -L "$JRE_PACKAGE" | grep -vE '^/usr/share/(doc|man|lintian|bug)' | while read -r f; do
+    if [ -d "$f" ] && [ ! -L "$f" ]; then mkdir -p "$root$f"; else cp -a "$f" "$root$f"; fi
+  done
+  mkdir -p "$root/etc/ssl/certs/java"
+  [ -f /etc/ssl/certs/java/cacerts ] && cp /etc/ssl/certs/java/cacerts "$root/etc/ssl/certs/java/"
+  # The shared libraries the JRE links (libc, libz, libstdc++, …), at their own paths.
+  for f in $( (dpkg-query -L "$JRE_PACKAGE" | grep -E '\.so$|/bin/java$' | xargs ldd 2>/dev/null || true) \
+      | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u); do
+    mkdir -p "$root$(dirname "$f")"; cp -L "$f" "$root$f"
+  done
+  for f in /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libnss_dns.so.2; do
+    [ -f "$f" ] && cp -L "$f" "$root$f"
+  done
+  mkdir -p "$root/opt/kafka/libs" "$root/opt/kafka/bin" "$root/opt/kafka/config"
+  cp "$lib"/*.jar "$root/opt/kafka/libs/"
+  cp "$here/kafka/bin/"*.sh "$root/opt/kafka/bin/"
+  chmod 755 "$root/opt/kafka/bin/"*.sh
+  cp "$here/kafka/config/"* "$root/opt/kafka/config/"
+  mkdir -p "$root/var/lib/kafka/data" "$root/home/appuser"
+  chown -R 1000:1000 "$root/var/lib/kafka" "$root/home/appuser"
+}
+
+# build NAME TAG INPUTS -- umoci config flags…
+build() {
+  local name="$1" tag="$2" inputs="$3"; shift 4
+  local tarball="$OUT/$name-$tag.tar" stampfile="$OUT/$name-$tag.stamp" stamp work start
+  stamp="$( (sha256sum "$here/build.sh"; echo "$inputs") | sha256sum | cut -c1-16)"
+  [ -f "$tarball" ] && [ "$(cat "$stampfile" 2>/dev/null)" = "$stamp" ] && return 0
+  start=$(date +%s)
+  # The stamp goes first: an interrupted build never looks complete.
+  rm -f "$stampfile" "$tarball"
+  work="$(mktemp -d "$OUT/.build-$name.XXXXXX")"
+  umoci init --layout "$work/layout"
+  umoci new --image "$work/layout:$tag"
+  umoci unpack --image "$work/layout:$tag" "$work/bundle" >/dev/null
+  "populate_$name" "$work/bundle/rootfs"
+  umoci repack --image "$work/layout:$tag" "$work/bundle"
+  umoci config --image "$work/layout:$tag" --author kafkastack "$@"
+  umoci gc --layout "$work/layout"
+  tar -C "$work/layout" -cf "$tarball.part" .
+  mv "$tarball.part" "$tarball"
+  rm -rf "$work"
+  echo "$stamp" > "$stampfile"
+  log "$name:$tag built in $(( $(date +%s) - start ))s ($(du -h "$tarball" | cut -f1))"
+}
+
+busybox_version="$(/bin/busybox | head -1)"
+build pause 3.10 "$busybox_version" -- \
+  --config.entrypoint /bin/busybox --config.entrypoint sleep --config.entrypoint infinity
+build busybox 1 "$busybox_version" -- --config.cmd /bin/sh
+jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
+[ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
+jre_version="$(dpkg-query -W -f '${Version}' "$JRE_PACKAGE" 2>/dev/null)" \
+  || die "$JRE_PACKAGE is not installed: run \`apt-get install $JRE_PACKAGE\` (scripts/check-java.sh)"
+build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(cat "$here"/kafka/*/*)" -- \
+  --config.user 1000:1000 --config.workingdir /opt/kafka \
+  --config.env PATH=/opt/kafka/bin:/usr/lib/jvm/java-17-openjdk-amd64/bin:/bin \
+  --config.env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 --config.cmd /bin/sh

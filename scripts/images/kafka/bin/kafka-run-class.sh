@@ -1,0 +1,14 @@
+#!/bin/sh
+# Runs a Kafka main class on the image's JRE, like upstream's kafka-run-class.sh: the classpath
+# is every jar in /opt/kafka/libs, and KAFKA_HEAP_OPTS, KAFKA_JVM_PERFORMANCE_OPTS,
+# KAFKA_LOG4J_OPTS and KAFKA_OPTS are passed to java in upstream's order.
+[ $# -ge 1 ] || { echo "USAGE: $0 classname [opts]" >&2; exit 1; }
+base_dir=$(cd "$(dirname "$0")/.." && pwd)
+CLASSPATH="$base_dir/libs/*"
+: "${KAFKA_HEAP_OPTS:=-Xmx256M}"
+: "${KAFKA_JVM_PERFORMANCE_OPTS:=-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true}"
+: "${KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base_dir/config/tools-log4j2.yaml}"
+# Word splitting of the option variables is intended, as upstream.
+# shellcheck disable=SC2086
+exec "${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" $KAFKA_HEAP_OPTS \
+  $KAFKA_JVM_PERFORMANCE_OPTS $KAFKA_LOG4J_OPTS -cp "$CLASSPATH" $KAFKA_OPTS "$@"

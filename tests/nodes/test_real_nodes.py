@@ -1,0 +1,235 @@
+"""Pods of locally built images on real kubelets: scheduled, really run, reachable across nodes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.localcluster import host, images
+from infra.localcluster.cluster import ZONES
+from infra.localcluster.nodes import RealNodes
+from infra.toolchain import pinned_versions as versions_env
+
+
+def _pod(name: str, node: str, image: images.Image, command: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "automountServiceAccountToken": False,
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": image.ref,
+                    "imagePullPolicy": "Never",
+                    "command": command,
+                }
+            ],
+        },
+    }
+
+
+def _create(nodes: RealNodes, pod: dict[str, Any]) -> None:
+    nodes.kube.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod))
+
+
+def _wait_phase(
+    nodes: RealNodes, name: str, phases: set[str], timeout: float = 120
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    pod: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        pod = json.loads(nodes.kube.kubectl("get", "pod", name, "-o", "json").stdout)
+        if pod.get("status", {}).get("phase") in phases:
+            return pod
+        time.sleep(0.5)
+    raise AssertionError(f"pod {name} not in {phases} after {timeout}s: {pod.get('status')}")
+
+
+def _phase(nodes: RealNodes, name: str) -> str:
+    return str(nodes.kube.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}").stdout)
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def test_nodes_are_real_kubelets_ready_in_three_zones(real_nodes: RealNodes) -> None:
+    labels = real_nodes.labels()
+    assert set(labels) == {n.name for n in real_nodes.specs}
+    assert all(real_nodes.ready().values())
+    assert {lab["topology.kubernetes.io/zone"] for lab in labels.values()} == set(ZONES)
+    # What the kubelets themselves report (kwok would report its own fake versions).
+    versions = versions_env()
+    for node in real_nodes.specs:
+        item = json.loads(real_nodes.kube.kubectl("get", "node", node.name, "-o", "json").stdout)
+        info = item["status"]["nodeInfo"]
+        assert info["kubeletVersion"] == versions["KUBERNETES_VERSION"]
+        assert info["containerRuntimeVersion"] == "containerd://" + versions[
+            "CONTAINERD_VERSION"
+        ].lstrip("v")
+        assert {"type": "InternalIP", "address": node.address} in item["status"]["addresses"]
+        assert "kwok.x-k8s.io/node" not in item["metadata"].get("annotations", {})
+
+
+def test_container_output_reaches_pod_log(real_nodes: RealNodes) -> None:
+    node = real_nodes.specs[0].name
+    name = _name("echo")
+    marker = uuid.uuid4().hex
+    _create(real_nodes, _pod(name, node, images.BUSYBOX, ["sh", "-c", f"echo ran-{marker}; id -u"]))
+    pod = _wait_phase(real_nodes, name, {"Succeeded", "Failed"})
+    assert pod["status"]["phase"] == "Succeeded"
+    assert pod["spec"]["nodeName"] == node
+    assert pod["status"]["podIP"].startswith(real_nodes.specs[0].subnet.rsplit(".", 1)[0] + ".")
+    log = real_nodes.kube.kubectl("logs", name).stdout.split()
+    assert log == [f"ran-{marker}", "0"]
+
+
+def test_pod_reaches_pod_on_another_node(real_nodes: RealNodes) -> None:
+    server_node, client_node = real_nodes.specs[0], real_nodes.specs[1]
+    server, client = _name("web"), _name("client")
+    page = uuid.uuid4().hex
+    _create(
+        real_nodes,
+        _pod(server, server_node.name, images.BUSYBOX,
+             ["sh", "-c", f"mkdir /tmp/www && echo {page} > /tmp/www/index.html && "
+              "exec httpd -f -p 8080 -h /tmp/www"]),
+    )  # fmt: skip
+    running = _wait_phase(real_nodes, server, {"Running"})
+    ip = running["status"]["podIP"]
+    assert ip.startswith(server_node.subnet.rsplit(".", 1)[0] + ".")
+    # The server listens once Running; the client retries briefly for httpd's bind.
+    _create(
+        real_nodes,
+        _pod(client, client_node.name, images.BUSYBOX,
+             ["sh", "-c", f"for i in 1 2 3 4 5; do wget -qO- http://{ip}:8080/ && exit 0; "
+              "sleep 1; done; exit 1"]),
+    )  # fmt: skip
+    done = _wait_phase(real_nodes, client, {"Succeeded", "Failed"})
+    assert done["status"]["phase"] == "Succeeded"
+    assert done["status"]["podIP"].startswith(client_node.subnet.rsplit(".", 1)[0] + ".")
+    assert real_nodes.kube.kubectl("logs", client).stdout.strip() == page
+    real_nodes.kube.kubectl("delete", "pod", server, "--wait=false")
+
+
+def test_kafka_image_runs_the_storage_tool_as_uid_1000(real_nodes: RealNodes) -> None:
+    node = real_nodes.specs[2].name
+    name = _name("kafka-storage")
+    _create(
+        real_nodes,
+        _pod(name, node, images.KAFKA,
+             ["sh", "-c", "id -u && /opt/kafka/bin/kafka-storage.sh random-uuid"]),
+    )  # fmt: skip
+    pod = _wait_phase(real_nodes, name, {"Succeeded", "Failed"}, timeout=180)
+    log = real_nodes.kube.kubectl("logs", name).stdout.split()
+    assert pod["status"]["phase"] == "Succeeded", log
+    assert log[0] == "1000"
+    assert len(log[1]) == 22  # a base64url-encoded 16-byte UUID, as Kafka prints cluster ids
+
+
+# A single-node KRaft broker: broker and controller in one process, the dynamic quorum of one.
+BROKER = """process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+advertised.listeners=PLAINTEXT://POD_IP:9092
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=/var/lib/kafka/data
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+"""
+
+
+def test_kafka_broker_in_a_pod_serves_a_client_on_another_node(real_nodes: RealNodes) -> None:
+    broker_node, client_node = real_nodes.specs[2], real_nodes.specs[0]
+    broker, client = _name("kafka"), _name("kafka-client")
+    start = (
+        f"printf '{BROKER}' | sed \"s/POD_IP/$POD_IP/\" > /tmp/server.properties && "
+        "kafka-storage.sh format --standalone -t $(kafka-storage.sh random-uuid) "
+        "-c /tmp/server.properties && exec kafka-server-start.sh /tmp/server.properties"
+    )
+    pod = _pod(broker, broker_node.name, images.KAFKA, ["sh", "-c", start])
+    pod["spec"]["restartPolicy"] = "Never"
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "KAFKA_HEAP_OPTS", "value": "-Xmx384m -Xms384m"},
+    ]
+    _create(real_nodes, pod)
+    ip = _wait_phase(real_nodes, broker, {"Running"})["status"]["podIP"]
+    deadline = time.monotonic() + 120
+    log = ""
+    while "Kafka Server started" not in log and time.monotonic() < deadline:
+        time.sleep(1)
+        log = real_nodes.kube.kubectl("logs", broker, check=False).stdout
+        if _phase(real_nodes, broker) != "Running":
+            break
+    assert "Kafka Server started" in log, log[-2000:]
+    # The image honours KAFKA_HEAP_OPTS, as apache/kafka does (seen through kubectl exec).
+    cmdline = real_nodes.kube.kubectl("exec", broker, "--", "cat", "/proc/1/cmdline").stdout
+    assert "-Xmx384m" in cmdline.split("\0")
+
+    topics = "org.apache.kafka.tools.TopicCommand --bootstrap-server " + f"{ip}:9092"
+    _create(
+        real_nodes,
+        _pod(client, client_node.name, images.KAFKA,
+             ["sh", "-c", f"kafka-run-class.sh {topics} --create --topic nodes-smoke "
+              f"--partitions 3 && kafka-run-class.sh {topics} --describe --topic nodes-smoke"]),
+    )  # fmt: skip
+    done = _wait_phase(real_nodes, client, {"Succeeded", "Failed"}, timeout=180)
+    out = real_nodes.kube.kubectl("logs", client).stdout
+    assert done["status"]["phase"] == "Succeeded", out
+    assert "Created topic nodes-smoke." in out
+    assert out.count("Leader: 1") == 3
+    real_nodes.kube.kubectl("delete", "pod", broker, "--wait=false")
+
+
+def _alive(pid: int) -> bool:
+    """Running, or anything but a zombie: a process that has exited leaves its cgroup at once but
+    keeps its pid until its parent (init, for orphaned containers) reaps it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: RealNodes) -> None:
+    """Runs last: stops the nodes (the fixture's own stop then finds nothing left)."""
+    decoy_bridge = f"nodes-t{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "link", "add", decoy_bridge, "type", "bridge"], check=True)
+    decoy = subprocess.Popen(["sleep", "300"])
+    try:
+        specs = real_nodes.specs
+        pids = set().union(*(host.cgroup_pids(n.cgroup) for n in specs))
+        assert len(pids) >= 2 * len(specs)  # a containerd and a kubelet each, at least
+
+        assert real_nodes.down() == [n.name for n in specs]
+
+        assert not any(_alive(pid) for pid in pids)
+        for node in specs:
+            assert host.cgroup_pids(node.cgroup) == set()
+            assert not any((h / node.cgroup.strip("/")).exists() for h in host.cgroup_hierarchies())
+            assert host.mounts_under(node.dir) == host.mounts_under(node.runtime_dir) == []
+            assert not node.dir.exists() and not node.runtime_dir.exists()
+            link = subprocess.run(["ip", "link", "show", node.bridge], capture_output=True)
+            assert link.returncode != 0
+        names = real_nodes.kube.kubectl("get", "nodes", "-o", "name").stdout.split()
+        assert not {f"node/{n.name}" for n in specs} & set(names)
+        assert any(name.startswith("node/") for name in names)  # the fake nodes stay
+        assert decoy.poll() is None
+        assert subprocess.run(["ip", "link", "show", decoy_bridge]).returncode == 0
+    finally:
+        decoy.kill()
+        decoy.wait()
+        subprocess.run(["ip", "link", "del", decoy_bridge], check=False)
