@@ -103,3 +103,24 @@ kube_ldflags() {
   done
   echo "$ld"
 }
+
+# Build Kubernetes command packages from the shared wrapper module and pins:
+#   kube_build STAMP BINARY...   (the first binary must answer --version)
+kube_build() {
+  local stamp="$1"; shift
+  local bins=("$@") ok=1 start b
+  if is_built "$stamp" "$KUBERNETES_VERSION"; then
+    for b in "${bins[@]}"; do [ -x "$BIN/$b" ] || ok=0; done
+    [ $ok -eq 1 ] && return 0
+  fi
+  start=$(date +%s)
+  new_wrapper "$stamp-$KUBERNETES_VERSION"
+  pinned kube || kube_resolve
+  for b in "${bins[@]}"; do
+    gobuild -pgo=off -ldflags "$(kube_ldflags)" -o "$BIN/$b" "k8s.io/kubernetes/cmd/$b"
+  done
+  "$BIN/${bins[0]}" --version | grep -q "$KUBERNETES_VERSION"
+  save_pins kube
+  mark_built "$stamp" "$KUBERNETES_VERSION"
+  log "${bins[*]} $KUBERNETES_VERSION built in $(( $(date +%s) - start ))s"
+}
