@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from infra.config import load_stack  # noqa: E402
 from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords  # noqa: E402
-from infra.localcluster.cluster import LocalKubernetes  # noqa: E402
+from infra.localcluster.control_plane import LocalKubernetes  # noqa: E402
 from infra.localcluster.provision import provision  # noqa: E402
 
 KAFKASTACK = str(Path(sys.executable).parent / "kafkastack")

@@ -29,7 +29,7 @@ def up(
     ] = 0,
 ) -> None:
     """Create or reuse the local cluster (idempotent)."""
-    from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+    from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
     from infra.localcluster.host import HostError
     from infra.localcluster.images import ImageError
     from infra.localcluster.nodes import RealNodes
@@ -52,7 +52,7 @@ def up(
 @local.command()
 def down() -> None:
     """Delete the local cluster (and stop its real nodes)."""
-    from infra.localcluster.cluster import LocalKubernetes
+    from infra.localcluster.control_plane import LocalKubernetes
 
     LocalKubernetes().down()
     typer.echo("local cluster deleted")
@@ -69,7 +69,7 @@ def apply(
     from infra.config import load_stack
     from infra.engine import EngineError
     from infra.errors import ConfigError
-    from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+    from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
     from infra.localcluster.provision import provision
 

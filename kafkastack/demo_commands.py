@@ -31,7 +31,7 @@ def demo(
     from infra.config import load_stack
     from infra.engine import EngineError
     from infra.errors import ConfigError
-    from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+    from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
     from infra.localcluster.placement import placement_table
     from infra.localcluster.provision import provision
     from infra.model.cluster import ClusterModel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -9,6 +10,16 @@ from pathlib import Path
 
 
 def test_the_wheel_carries_every_template_crd_and_sample(repo_root: Path, tmp_path: Path) -> None:
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources.
+    source = tmp_path / "source"
+    for name in ("pyproject.toml", "README.md", "infra", "spark_sizing", "kafkastack", "templates"):
+        path = repo_root / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy2(path, source / name)
+    wheels = tmp_path / "wheels"
     subprocess.run(
         [
             sys.executable,
@@ -19,13 +30,13 @@ def test_the_wheel_carries_every_template_crd_and_sample(repo_root: Path, tmp_pa
             "--no-build-isolation",
             "-q",
             "-w",
-            str(tmp_path),
-            str(repo_root),
+            str(wheels),
+            str(source),
         ],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("kafkastack-*.whl")
+    (wheel,) = wheels.glob("kafkastack-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {
         f"kafkastack_templates/{p.relative_to(repo_root / 'templates').as_posix()}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from infra import toolchain
 from infra.localcluster import host, images
-from infra.localcluster.cluster import ZONES, LocalClusterError, LocalKubernetes
+from infra.localcluster.control_plane import ZONES, LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import (
     CNI_BIN_DIR,
     NodeSpec,

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.model import labels
 
 ORDER = {labels.BROKER: 0, labels.CONTROLLER: 1, labels.ZOOKEEPER: 1, labels.HAPROXY: 2}

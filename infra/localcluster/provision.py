@@ -14,7 +14,7 @@ from typing import Any
 
 from infra.config import StackConfig, password_config_key
 from infra.engine import LOCAL_PASSPHRASE, Engine
-from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
 

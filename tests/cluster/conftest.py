@@ -18,7 +18,7 @@ import yaml
 
 from infra.config import StackConfig, load_stack
 from infra.engine import Engine
-from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine, provision
 from infra.model.cluster import ClusterModel
 

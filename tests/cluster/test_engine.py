@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from infra.engine import Engine, EngineError
-from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine
 from infra.model import labels
 from tests.cluster.conftest import Deployed, deploy

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from infra.localcluster import images
-from infra.localcluster.cluster import LocalClusterError, LocalKubernetes
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import (
     NodeSpec,
     cni_config,

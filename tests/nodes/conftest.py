@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.localcluster.cluster import LocalKubernetes
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.nodes import RealNodes
 
 

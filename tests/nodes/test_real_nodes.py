@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from infra.localcluster import host, images
-from infra.localcluster.cluster import ZONES
+from infra.localcluster.control_plane import ZONES
 from infra.localcluster.nodes import RealNodes
 from infra.toolchain import pinned_versions as versions_env
 
