@@ -89,11 +89,16 @@ def produce(req: dict[str, Any]) -> dict[str, Any]:
     acked: list[list[Any]] = []
     errors: list[str] = []
 
+    # Touched at the first acknowledgement, so a caller can wait until records flow.
+    started_file = Path(req["started_file"]) if req.get("started_file") else None
+
     def on_delivery(err: KafkaError | None, msg: Any) -> None:
         if err is not None:
             errors.append(err.name())
         else:
             acked.append([msg.key().decode(), msg.value().decode(), msg.partition(), msg.offset()])
+            if started_file is not None and len(acked) == 1:
+                started_file.touch()
 
     keys = req.get("keys", 8)
     padding = "x" * req.get("value_bytes", 0)

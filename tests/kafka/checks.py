@@ -137,6 +137,7 @@ def check_leader_sigkill(cluster: ProcessCluster, topic: str, trials: int) -> li
     served."""
     create(cluster, topic, partitions=1)
     stop = cluster.workdir / f"{topic}.stop"
+    started = cluster.workdir / f"{topic}.started"
     producer = cluster.spawn_client(
         {
             "op": "produce",
@@ -145,12 +146,17 @@ def check_leader_sigkill(cluster: ProcessCluster, topic: str, trials: int) -> li
             "keys": 16,
             "interval_s": 0.005,
             "stop_file": str(stop),
+            "started_file": str(started),
             "message_timeout_ms": 120000,
         }
     )
     elapsed = []
     try:
-        time.sleep(2)
+        deadline = time.monotonic() + 60
+        while not started.exists():  # the first record is acknowledged: the load is on
+            assert producer.poll() is None, "the producer exited before any acknowledgement"
+            assert time.monotonic() < deadline, "no record acknowledged within 60 s"
+            time.sleep(0.1)
         for _ in range(trials):
             elapsed.append(_kill_leader_and_rejoin(cluster, topic))
     finally:
