@@ -340,14 +340,20 @@ def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:
     return values
 
 
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """`kafkastack:` values of a stack file, without the prefix."""
+def stack_document(path: Path) -> dict[str, Any]:
+    """A stack file as YAML (its `config:` and whatever Pulumi keeps beside it)."""
     if not path.is_file():
         raise ConfigError(
             f"{path}: no such stack file; check --stack, or run from the project's folder "
             "(or name its stacks folder with --stacks-dir)"
         )
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return dict(document)
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """`kafkastack:` values of a stack file, without the prefix."""
+    document = stack_document(path)
     return stack_values(document.get("config", {}) or {}, str(path))
 
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, StackConfig, password_config_key
-from infra.errors import ConfigError
+from infra.config import NAMESPACE, StackConfig, password_config_key, stack_document
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -109,9 +108,7 @@ class Preview:
 
 def working_config(stack_file: Path, previous: Path, extra: dict[str, Any]) -> str:
     """The committed stack file with what the engine wrote last time, plus run-only settings."""
-    if not stack_file.is_file():
-        raise ConfigError(f"{stack_file}: no such stack file; create it or check --stack")
-    document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+    document = stack_document(stack_file)
     config = dict(document.get("config") or {})
     if previous.is_file():
         before = yaml.safe_load(previous.read_text(encoding="utf-8")) or {}
@@ -161,10 +158,10 @@ class Engine:
             backend = self.state_dir / "backend"
             backend.mkdir(parents=True, exist_ok=True)
             env["PULUMI_BACKEND_URL"] = backend.resolve().as_uri()
+        # A real stack's passphrase is the user's (PULUMI_CONFIG_PASSPHRASE[_FILE]); without one
+        # Pulumi stops and says so, rather than encrypting secrets with an empty passphrase.
         if self.passphrase is not None:
             env["PULUMI_CONFIG_PASSPHRASE"] = self.passphrase
-        elif "PULUMI_CONFIG_PASSPHRASE" not in env and "PULUMI_CONFIG_PASSPHRASE_FILE" not in env:
-            env["PULUMI_CONFIG_PASSPHRASE"] = ""
         if self.kubeconfig is not None:
             env["KUBECONFIG"] = str(self.kubeconfig)
         env.update(self.extra_env)

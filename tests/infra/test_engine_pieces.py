@@ -9,7 +9,13 @@ import yaml
 from typer.testing import CliRunner
 
 from infra.config import read_stack_file, stack_values
-from infra.engine import change_summary, steps_from_preview, working_config
+from infra.engine import (
+    LOCAL_PASSPHRASE,
+    Engine,
+    change_summary,
+    steps_from_preview,
+    working_config,
+)
 from infra.errors import ConfigError
 from kafkastack.cli import app
 
@@ -131,3 +137,11 @@ def test_thechange_summary_comes_from_the_up_event_stream() -> None:
         ]
     )
     assert change_summary(stream) == {"same": 60, "create": 2}
+
+
+def test_a_real_stack_never_gets_an_empty_passphrase(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE", raising=False)
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
+    assert "PULUMI_CONFIG_PASSPHRASE" not in Engine(state_dir=None).env()
+    local = Engine(state_dir=None, passphrase=LOCAL_PASSPHRASE).env()
+    assert local["PULUMI_CONFIG_PASSPHRASE"] == LOCAL_PASSPHRASE
