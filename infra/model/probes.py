@@ -18,6 +18,8 @@ from infra.model.nodes import Node
 
 PERIOD_SECONDS = 10
 TCP_LISTEN = "0A"  # the kernel's TCP_LISTEN state in /proc/net/tcp*
+# ::ffff:0:0/96 as /proc/net/tcp6 prints it: four 32-bit words, each in host byte order.
+IPV4_MAPPED_PREFIX = "0000000000000000FFFF0000"
 
 
 def proc_net_pattern(address: str, port: int) -> str:
@@ -29,7 +31,7 @@ def proc_net_pattern(address: str, port: int) -> str:
     """
     packed = ipaddress.IPv4Address(address).packed
     word = "".join(f"{b:02X}" for b in reversed(packed))
-    return rf"^ *[0-9]+: [0-9A-F]*{word}:{port:04X} [0-9A-F]+:[0-9A-F]+ {TCP_LISTEN} "
+    return rf"^ *[0-9]+: ({IPV4_MAPPED_PREFIX})?{word}:{port:04X} [0-9A-F]+:[0-9A-F]+ {TCP_LISTEN} "
 
 
 def listening_command(address: str, port: int) -> list[str]:
