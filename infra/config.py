@@ -30,7 +30,7 @@ PASSWORD_KEY_PREFIX = "password-"
 PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
-_Model = StrictModel
+_Model = StrictModel  # defined in infra/config_base.py, shared with infra/network_config.py
 
 
 class QuorumConfig(_Model):
@@ -195,7 +195,7 @@ def parse_stack_config(
     return config
 
 
-_refuse = refuse
+_refuse = refuse  # infra/config_base.py: one shape of refusal for every config module
 
 
 def check_safety(c: StackConfig) -> None:
