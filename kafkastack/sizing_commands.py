@@ -65,10 +65,17 @@ def size(
     s3a_threshold_mib: Annotated[
         float, typer.Option(min=0, help="--s3-read auto: s3a when the input totals more MiB")
     ] = 256.0,
+    allow_unknown_columns: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-columns",
+            help="ignore input columns the contract does not know instead of refusing them",
+        ),
+    ] = False,
 ) -> None:
     """Size a Kafka cluster from projected throughput.
 
-    Writes sizing.json, report.md, report.html and rejected/ to --out.
+    Writes sizing.json, report.md, report.html and rejected.csv to --out.
     """
     from spark_sizing.formulas import SizingParameters
     from spark_sizing.job import run_sizing
@@ -86,7 +93,14 @@ def size(
         )
         hardware = load_profile(profile)
         s3_policy = S3Read(s3_read.value, int(s3a_threshold_mib * MIB))
-        run = run_sizing(input, out, hardware, params, s3_read=s3_policy)
+        run = run_sizing(
+            input,
+            out,
+            hardware,
+            params,
+            s3_read=s3_policy,
+            allow_unknown_columns=allow_unknown_columns,
+        )
     except ValidationError as err:
         field, problem = first_error(err)
         raise fail(f"--{field.split('.')[0].replace('_', '-')}: {problem}") from None
@@ -99,7 +113,7 @@ def size(
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
-    typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected/")
+    typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected.csv")
 
 
 def sample_projections(

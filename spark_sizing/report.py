@@ -94,7 +94,7 @@ def markdown(report: SizingReport) -> str:
         "",
         f"Input rows: {report.inputs.rows_read:,} read, {report.inputs.rows_accepted:,} accepted, "
         f"{report.inputs.rows_rejected:,} rejected "
-        f"({report.inputs.duplicates_dropped:,} duplicates) — see `rejected/`.",
+        f"({report.inputs.duplicates_dropped:,} duplicates) — see `rejected.csv`.",
     ]
     if report.warnings:
         lines += ["", "**Warnings**", "", *[f"- {w}" for w in report.warnings]]
