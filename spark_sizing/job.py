@@ -15,12 +15,12 @@ from pyspark.sql import Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
+from spark_sizing.charts import MonthTotal
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
 from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
-from spark_sizing.report import MonthTotal
 from spark_sizing.session import observed_counts, observed_plan_kept_whole, spark_session
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
@@ -133,15 +133,17 @@ def run_sizing(
                     duplicates_dropped=duplicate_count,
                 ),
                 warnings=result.warnings,
+                utilisation=result.utilisation,
+                zone_loss=result.zone_loss,
             )
-            write_reports(report, months, profile, local_out)
+            write_reports(report, months, local_out)
             publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
 
 
 def _topic_demand(row: object) -> TopicDemand:
     r = row.asDict()  # type: ignore[attr-defined]
-    pinned = r["pinned_partitions"]
+    pinned, consumers = r["pinned_partitions"], r["consumers_per_group"]
     return TopicDemand(
         topic=r["topic"],
         peak_ingress_mb_s=float(r["peak_ingress_mb_s"]),
@@ -152,4 +154,5 @@ def _topic_demand(row: object) -> TopicDemand:
         min_insync_replicas=int(r["min_insync_replicas"]),
         pinned_partitions=int(pinned) if pinned is not None else None,
         compression_ratio=float(r["compression_ratio"]),
+        consumers_per_group=int(consumers) if consumers is not None else None,
     )

@@ -11,9 +11,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_sizing import s3, transforms, validation
+from spark_sizing.charts import MonthTotal
 from spark_sizing.contract import SizingReport
-from spark_sizing.profiles import HardwareProfile
-from spark_sizing.report import MonthTotal, html_report, markdown
+from spark_sizing.report import html_report, markdown
 
 REJECTED_FILE = "rejected.csv"
 
@@ -70,16 +70,12 @@ def _duplicates_as_read(validated: DataFrame, columns: list[str]) -> DataFrame:
     )
 
 
-def write_reports(
-    report: SizingReport, months: list[MonthTotal], profile: HardwareProfile, out: Path
-) -> None:
+def write_reports(report: SizingReport, months: list[MonthTotal], out: Path) -> None:
     (out / "sizing.json").write_text(
         json.dumps(report.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
     )
     (out / "report.md").write_text(markdown(report), encoding="utf-8")
-    (out / "report.html").write_text(
-        html_report(report, months, profile.network_mb_s), encoding="utf-8"
-    )
+    (out / "report.html").write_text(html_report(report, months), encoding="utf-8")
 
 
 def publish(local_out: Path, out: str) -> None:

@@ -36,6 +36,7 @@ SPARK_TYPES = {
     "min_insync_replicas": "int",
     "partitions": "int",
     "compression_ratio": "double",
+    "consumers_per_group": "int",
 }
 
 
@@ -135,6 +136,7 @@ def _value_rules(t: dict[str, Column]) -> dict[str, tuple[Column, str]]:
             (t["compression_ratio"] > 0) & (t["compression_ratio"] <= 1),
             "in (0, 1]",
         ),
+        "consumers_per_group": (t["consumers_per_group"] >= 1, "≥ 1"),
     }
 
 

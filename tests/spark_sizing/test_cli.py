@@ -255,3 +255,22 @@ def test_input_schema_document_matches_the_code(repo_root: Path) -> None:
     from spark_sizing.schema import json_schema
 
     assert json.loads((repo_root / "docs" / "input-schema.json").read_text()) == json_schema()
+
+
+@pytest.mark.spark
+def test_warnings_reach_the_console_too(spark: SparkSession, tmp_path: Path) -> None:
+    # Two zones cannot keep RF 3 / min ISR 2 writing through a zone loss: said on the console.
+    code, output = size("--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--zones", "2")
+    assert code == 0, output
+    # The 22 topics at RF 3 stop; the 2 at RF 2 (min ISR 1) keep one replica and go on.
+    assert "zone loss: acks=all writes stop for 22 of 24 topics" in output
+    report = SizingReport.model_validate_json((tmp_path / "sizing.json").read_text())
+    assert report.zone_loss is not None and not report.zone_loss.writes_survive
+    assert "Zone loss: **not survived**" in (tmp_path / "report.md").read_text()
+
+
+def test_bad_partition_multiple_names_the_option(tmp_path: Path) -> None:
+    code, output = size(
+        "--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--partition-multiple", "nodes"
+    )
+    assert code == 2 and "--partition-multiple 'nodes'" in output
