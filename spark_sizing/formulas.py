@@ -2,8 +2,8 @@
 
 Spark reduces the projections to one `TopicDemand` per topic (spark_sizing/transforms.py); all
 rules live here and in the modules `size_cluster` composes (constraints.py, zone_loss.py,
-partitions.py, routers.py), so they are tested in milliseconds. Every constant names its public source; the
-full list with links is in docs/sizing.md.
+partitions.py, routers.py), so they are tested in milliseconds. Every constant names its public
+source; the full list with links is in docs/sizing.md.
 
 Traffic accounting (AWS, Google Cloud, Redpanda agree), for produce rate P, replication factor r
 and c consumer groups reading from the tip:

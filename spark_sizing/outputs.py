@@ -60,13 +60,14 @@ def _duplicates_as_read(validated: DataFrame, columns: list[str]) -> DataFrame:
     """The copies the job dropped, found again with the same ranking, in the input's text.
 
     The model's columns come first in the model's order, so the ranking that picks the kept
-    copy is the job's; the text columns only order copies the model cannot tell apart."""
+    copy is the job's; the text only orders copies the model cannot tell apart."""
     accepted = validation.accepted_rows_as_read(validated, columns)
-    raw = [c for c in accepted.columns if c.startswith(validation.RAW_PREFIX)]
-    marked = transforms.mark_duplicates(accepted.select(*transforms.MODEL_COLUMNS, *raw))
+    marked = transforms.mark_duplicates(
+        accepted.select(*transforms.MODEL_COLUMNS, validation.AS_READ)
+    )
     duplicates = transforms.duplicate_rows(marked)
     return duplicates.select(
-        *[F.col(validation.RAW_PREFIX + c).alias(c) for c in columns], validation.REASON
+        *[F.col(validation.AS_READ).getField(c).alias(c) for c in columns], validation.REASON
     )
 
 

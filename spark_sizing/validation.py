@@ -211,7 +211,9 @@ def rejected_rows(validated: DataFrame, columns: list[str]) -> DataFrame:
     )
 
 
-RAW_PREFIX = "raw_"
+# The input's own columns, as read, packed in one struct: aliasing each text column next to its
+# typed twin made Spark's constraint propagation blow up the driver's heap when planning.
+AS_READ = "as_read"
 
 
 def _typed_columns(validated: DataFrame) -> list[Column]:
@@ -228,7 +230,7 @@ def accepted_rows(validated: DataFrame) -> DataFrame:
 
 
 def accepted_rows_as_read(validated: DataFrame, columns: list[str]) -> DataFrame:
-    """Good rows with typed columns (as `accepted_rows`) plus the input's `columns` as read,
-    under `raw_*` names: a copy quarantined as a duplicate is written the way it was read."""
-    raw = [F.col(n).cast("string").alias(RAW_PREFIX + n) for n in columns]
-    return validated.where(F.col(REASON).isNull()).select(*_typed_columns(validated), *raw)
+    """Good rows with typed columns (as `accepted_rows`) plus the input's `columns` as read in
+    the `as_read` struct: a copy quarantined as a duplicate is written the way it was read."""
+    as_read = F.struct(*[F.col(n).cast("string").alias(n) for n in columns]).alias(AS_READ)
+    return validated.where(F.col(REASON).isNull()).select(*_typed_columns(validated), as_read)

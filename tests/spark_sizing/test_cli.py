@@ -83,13 +83,16 @@ def test_bad_rows_are_quarantined_and_counted(spark: SparkSession, tmp_path: Pat
 
 @pytest.mark.spark
 def test_rejected_rows_are_one_file_written_as_read(spark: SparkSession, tmp_path: Path) -> None:
+    # Every column of the contract's sample: with this many, planning the duplicates' pass
+    # once exhausted the driver's heap.
+    header = SAMPLE_INPUT.read_text().splitlines()[0]
     data = tmp_path / "in.csv"
     data.write_text(
-        HEADER
-        + "a,2026-01-01,10,1,24\n"
-        + "a,2026-01-01,7,1,24\n"  # a lower copy: quarantined with its own text
-        + "b,2026-01-01,fast,1,24\n"
-        + "c,2026-01-01,1,1\n"  # a field short
+        header
+        + "\na,2026-01-01,10,,1,24,3,,512\n"
+        + "a,2026-01-01,7,,1,24,3,,512\n"  # a lower copy: quarantined with its own text
+        + "b,2026-01-01,fast,,1,24,3,,512\n"
+        + "c,2026-01-01,1,1\n"  # fields short
     )
     out = tmp_path / "out"
     code, output = size("--input", str(data), "--out", str(out))
@@ -101,12 +104,12 @@ def test_rejected_rows_are_one_file_written_as_read(spark: SparkSession, tmp_pat
         "sizing.json",
     ]
     lines = (out / "rejected.csv").read_text().splitlines()
-    assert lines[0] == HEADER.strip() + ",reason"
+    assert lines[0] == header + ",reason"
     assert sorted(lines[1:]) == [
-        'a,2026-01-01,7,1,24,"duplicate (topic, period_start): kept the row with the highest '
-        'produce_mb_s"',
-        "b,2026-01-01,fast,1,24,produce_mb_s: not a number: 'fast'",
-        'c,2026-01-01,1,1,,"4 fields where the header has 5: c,2026-01-01,1,1"',
+        "a,2026-01-01,7,,1,24,3,,512,\"duplicate (topic, period_start): kept the row with the "
+        'highest produce_mb_s"',
+        "b,2026-01-01,fast,,1,24,3,,512,produce_mb_s: not a number: 'fast'",
+        "c,2026-01-01,1,1,,,,,,\"4 fields where the header has 9: c,2026-01-01,1,1\"",
     ]
     assert "_corrupt_record" not in (out / "rejected.csv").read_text()
 
