@@ -17,11 +17,14 @@ import subprocess
 import time
 from pathlib import Path
 
+from infra import toolchain
 from infra.localcluster.node_config import NodeSpec
 
 CGROUP_MOUNTS = Path("/proc/self/mounts")
 MOUNTINFO = Path("/proc/self/mountinfo")
 CNI_CACHE = Path("/var/lib/cni/results")
+# In the folder of the node that runs the cluster's kube-proxy (nodes.py).
+KUBE_PROXY_CONFIG = "kube-proxy.yaml"
 
 
 class HostError(RuntimeError):
@@ -179,11 +182,28 @@ def _container_ids(node: NodeSpec) -> set[str]:
     return {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
 
 
+def remove_service_rules() -> None:
+    """kube-proxy's own cleanup: its iptables chains (KUBE-SERVICES, KUBE-POSTROUTING, …) and
+    the jumps to them. Only kube-proxy writes those chains, and only one cluster's nodes run
+    at a time (nodes.py)."""
+    kube_proxy = toolchain.bin_dir() / "kube-proxy"
+    result = subprocess.run(
+        [str(kube_proxy), "--cleanup"], capture_output=True, text=True, check=False
+    )
+    leftover = subprocess.run(
+        ["iptables-save", "-t", "nat"], capture_output=True, text=True, check=False
+    ).stdout
+    if ":KUBE-SERVICES" in leftover:
+        raise HostError(f"kube-proxy --cleanup left its iptables chains: {result.stderr[-800:]}")
+
+
 def release_node(node: NodeSpec) -> None:
     """Stop a real node and give back all it owns: its processes (by cgroup), mounts, cgroups,
     bridge, log links, CNI cache entries and folder. Safe to repeat."""
     sandboxes = _container_ids(node)
     kill_cgroup(node.cgroup)
+    if (node.dir / KUBE_PROXY_CONFIG).is_file():
+        remove_service_rules()
     unmount_all(node.runtime_dir)
     unmount_all(node.dir)
     remove_cgroup(node.cgroup)

@@ -5,6 +5,7 @@
 # inputs; a warm run returns at once.
 #   pause:3.10    the pod sandbox: busybox-static sleeping forever
 #   busybox:1     a small workload (sh, httpd, wget, nc): busybox-static and its applet links
+#   coredns:<ver> cluster DNS: the static coredns binary scripts/toolchain/build-coredns.sh built
 #   kafka:<ver>   /opt/kafka laid out like the public apache/kafka image, uid 1000, on the host's
 #                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
 #                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central
@@ -13,6 +14,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}"
 OUT="$CACHE/images"
+BIN="$CACHE/bin"
 KAFKA_VERSION="${1:-4.3.1}"
 JRE_PACKAGE=openjdk-17-jre-headless
 log() { echo "[images] $*" >&2; }
@@ -49,6 +51,7 @@ with_busybox() {
 
 populate_pause() { base_files "$1"; cp /bin/busybox "$1/bin/busybox"; }
 populate_busybox() { base_files "$1"; with_busybox "$1"; }
+populate_coredns() { base_files "$1"; cp "$BIN/coredns" "$1/coredns"; }
 populate_kafka() {
   local root="$1" lib="$CACHE/kafka/$KAFKA_VERSION/lib" f
   base_files "$root"; with_busybox "$root"
@@ -103,6 +106,11 @@ busybox_version="$(/bin/busybox | head -1)"
 build pause 3.10 "$busybox_version" -- \
   --config.entrypoint /bin/busybox --config.entrypoint sleep --config.entrypoint infinity
 build busybox 1 "$busybox_version" -- --config.cmd /bin/sh
+COREDNS_VERSION="$(sed -n 's/^COREDNS_VERSION=v//p' "$here/../toolchain/versions.env")"
+[ -x "$BIN/coredns" ] && [[ "$("$BIN/coredns" -version)" == *"$COREDNS_VERSION"* ]] \
+  || die "coredns $COREDNS_VERSION is missing from $BIN: run \`make nodes-toolchain\` (scripts/toolchain/build-coredns.sh)"
+build coredns "$COREDNS_VERSION" "$(sha256sum "$BIN/coredns")" -- \
+  --config.entrypoint /coredns
 jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
 [ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
 jre_version="$(dpkg-query -W -f '${Version}' "$JRE_PACKAGE" 2>/dev/null)" \
