@@ -46,6 +46,7 @@ PAUSE = Image("pause", "3.10")
 BUSYBOX = Image("busybox", "1")
 KAFKA = Image("kafka", "4.3.1")
 COREDNS = Image("coredns", pinned_versions()["COREDNS_VERSION"].lstrip("v"))
-ALL = (PAUSE, BUSYBOX, COREDNS, KAFKA)
+HAPROXY = Image("haproxy", "2.6")
+ALL = (PAUSE, BUSYBOX, COREDNS, HAPROXY, KAFKA)
 # On every node whatever it runs: the pod sandbox, and cluster DNS (dns.py).
 ALWAYS = (PAUSE, COREDNS)

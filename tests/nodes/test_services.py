@@ -41,7 +41,7 @@ def test_cluster_ip_and_dns_names_answer_from_pods_on_every_node(real_nodes: Rea
     kube = real_nodes.kube
     app = name("web")
     server = "web-0"
-    page = app  # unique per run
+    page = name("page")  # unique per run, and in no DNS name
     backend = pod(server, real_nodes.specs[0].name, images.BUSYBOX,
                   ["sh", "-c", f"mkdir /tmp/www && echo {page} > /tmp/www/index.html && "
                    "exec httpd -f -p 8080 -h /tmp/www"])  # fmt: skip
