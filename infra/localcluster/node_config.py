@@ -239,10 +239,11 @@ def kubelet_args(node: NodeSpec, kubelet: str, kubeconfig: Path) -> list[str]:
 def kube_proxy_config(node: NodeSpec, kubeconfig: Path) -> str:
     """KubeProxyConfiguration (iptables mode) for the one kube-proxy of a cluster's real nodes.
 
-    Masquerade all Service traffic: without br_netfilter (not loaded here, and machine-wide) a
-    reply between two pods of one bridge would bypass the host's conntrack and reach the client
-    from the pod's address instead of the Service's. Sysctls that are machine-wide are left
-    alone (conntrack sizes and timeouts, route_localnet for localhost NodePorts).
+    Masquerade all Service traffic: whether a reply between two pods of one bridge passes the
+    host's conntrack (and so is translated back) depends on br_netfilter, a machine-wide module
+    this machine did not have loaded at first and had later; with SNAT the reply returns
+    through the host either way. Sysctls that are machine-wide are left alone (conntrack
+    sizes and timeouts, route_localnet for localhost NodePorts).
     """
     conf: dict[str, Any] = {
         "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
