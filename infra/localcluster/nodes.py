@@ -195,9 +195,9 @@ class RealNodes:
     def _start_kube_proxy(self, kube_proxy: str) -> None:
         """One kube-proxy programs Services for every real node: they share the machine's
         network namespace. It runs in the first node's cgroup, so it stops with that node
-        (host.release_node also removes its iptables rules)."""
+        (host.release_all then removes its iptables rules and the kubelets')."""
         first = self.specs[0]
-        config = first.dir / host.KUBE_PROXY_CONFIG
+        config = first.dir / "kube-proxy.yaml"
         config.write_text(kube_proxy_config(first, self.kube.kubeconfig))
         self._start([kube_proxy, "--config", str(config)], first, "kube-proxy.log")
 
