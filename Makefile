@@ -47,17 +47,19 @@ spark-cds: venv
 toolchain:
 	scripts/toolchain/build-all.sh
 
-# Every engine and cluster binary present, and the engine's versions equal to the SDK's.
-doctor: venv toolchain
+# Every engine, cluster and node binary present, and the engine's versions equal to the SDK's.
+doctor: venv toolchain nodes-toolchain
 	$(VENV)/bin/kafkastack doctor
 
 # Real nodes (the `nodes` tier, docs/real-nodes.md): kubelet and kube-proxy from the control
-# plane's module, containerd 2.x; then the images they run, built here (no registry is reachable).
+# plane's module, containerd 2.x, CoreDNS; then the images they run, built here (no registry is
+# reachable; the CoreDNS image holds the binary built here).
 nodes-toolchain:
 	scripts/toolchain/build-kubelet.sh
 	scripts/toolchain/build-containerd.sh
+	scripts/toolchain/build-coredns.sh
 
-images: system-deps kafka-jars
+images: system-deps kafka-jars nodes-toolchain
 	scripts/images/build.sh
 
 lint: venv

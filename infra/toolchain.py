@@ -119,10 +119,16 @@ def parts() -> list[Part]:
     provider_pin = pins["PULUMI_KUBERNETES_VERSION"].lstrip("v")
     result: list[Part] = []
 
-    def add(name: str, stamp: str, argv_tail: list[str] | None, want: str | None) -> None:
+    def add(
+        name: str,
+        stamp: str,
+        argv_tail: list[str] | None,
+        want: str | None,
+        target: str = "toolchain",
+    ) -> None:
         path = _which(name) or _installed_plugin(name, want)
         if path is None:
-            result.append(Part(name, "missing", "not installed", False, "run `make toolchain`"))
+            result.append(Part(name, "missing", "not installed", False, f"run `make {target}`"))
             return
         version = (
             _run_version([path, *argv_tail]) if argv_tail is not None else _stamped(stamp, path)
@@ -139,6 +145,11 @@ def parts() -> list[Part]:
     add("kube-apiserver", "kube", ["--version"], pins["KUBERNETES_VERSION"])
     add("etcd", "etcd", ["--version"], pins["ETCD_VERSION"].lstrip("v"))
     add("kwokctl", "kwok", ["--version"], pins["KWOK_VERSION"])
+    # Real nodes (`make nodes-toolchain`, docs/real-nodes.md).
+    add("kubelet", "kubelet", ["--version"], pins["KUBERNETES_VERSION"], "nodes-toolchain")
+    add("kube-proxy", "kubelet", ["--version"], pins["KUBERNETES_VERSION"], "nodes-toolchain")
+    add("containerd", "containerd", ["--version"], pins["CONTAINERD_VERSION"], "nodes-toolchain")
+    add("coredns", "coredns", ["-version"], pins["COREDNS_VERSION"].lstrip("v"), "nodes-toolchain")
     for package, want in (("pulumi", cli_pin), ("pulumi-kubernetes", provider_pin)):
         have = _package(package)
         result.append(

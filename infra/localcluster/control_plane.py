@@ -20,6 +20,7 @@ import yaml
 
 from infra import toolchain
 from infra.localcluster import host
+from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
@@ -27,8 +28,14 @@ NAME = "kafkastack"
 # it keeps to the nodes created here as fake (annotated kwok.x-k8s.io/node=fake). The apiserver
 # reaches a real node's kubelet at its InternalIP: its hostname (the kubelet's
 # --hostname-override) resolves nowhere; fake nodes are never reached, so this suits both.
-KWOKCTL_CONFIG = """apiVersion: config.kwok.x-k8s.io/v1alpha1
+# Services get addresses from a range named here (real nodes' kube-proxy and DNS use it), and
+# the apiserver's certificate names the `kubernetes` Service's address, which in-cluster
+# clients (CoreDNS) dial.
+KWOKCTL_CONFIG = f"""apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs:
+  - {API_SERVICE_IP}
 componentsPatches:
 - name: kwok-controller
   extraArgs:
@@ -40,10 +47,15 @@ componentsPatches:
   extraArgs:
   - key: kubelet-preferred-address-types
     value: InternalIP
+  - key: service-cluster-ip-range
+    value: {SERVICE_CIDR}
 """
 ZONES = ("zone-a", "zone-b", "zone-c")
 NODES_PER_ZONE = 5
 VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots + txlog
+# Fake nodes' volumes are never mounted; a real node's are folders it owns (real_node_volumes).
+FAKE_VOLUME_ROOT = Path("/mnt/kafkastack")
+VOLUME_NODE_LABEL = "kafkastack.io/volume-node"
 
 
 class LocalClusterError(RuntimeError):
@@ -147,10 +159,16 @@ class LocalKubernetes:
         shutil.rmtree(self.pulumi_state, ignore_errors=True)
 
     def add_volumes(self, storage_classes: dict[str, str]) -> None:
-        """Node-local volumes for a stack's StorageClasses (role → class name), on every node."""
-        self.kubectl(
-            "apply", "--server-side", "-f", "-", stdin=_documents(volumes(storage_classes))
-        )
+        """Node-local volumes for a stack's StorageClasses (role → class name), on every node:
+        the fake ones, and the real ones running now (their folders are created here)."""
+        hosts = {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
+        for name, folder in real_node_volumes(self.workdir / "nodes").items():
+            hosts[name] = folder
+            for role, class_name in storage_classes.items():
+                for v in range(VOLUMES_PER_NODE[role]):
+                    (folder / f"{class_name}-{v}").mkdir(parents=True, exist_ok=True)
+        objects = volumes(storage_classes, hosts)
+        self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(objects))
 
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
@@ -169,6 +187,14 @@ class LocalKubernetes:
             time.sleep(1)
         pending = [p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")]
         raise LocalClusterError(f"{len(pods)}/{expected} pods exist, unscheduled: {pending}")
+
+
+def real_node_volumes(folder: Path) -> dict[str, Path]:
+    """Each running real node (its node.json under `folder`) → the folder for its volumes,
+    inside the node's own folder, so stopping the node gives them back."""
+    return {
+        spec.parent.name: spec.parent / "volumes" for spec in sorted(folder.glob("*/node.json"))
+    }
 
 
 def _documents(objects: list[dict[str, Any]]) -> str:
@@ -206,42 +232,44 @@ def nodes() -> list[dict[str, Any]]:
     return result
 
 
-def volumes(storage_classes: dict[str, str]) -> list[dict[str, Any]]:
-    """Node-local PersistentVolumes for the stack's StorageClasses: WaitForFirstConsumer binding
-    then follows the scheduler's choice of node, as with real zonal disks."""
+def volumes(storage_classes: dict[str, str], hosts: dict[str, Path]) -> list[dict[str, Any]]:
+    """Node-local PersistentVolumes for the stack's StorageClasses on each node (name → folder
+    holding its volumes): WaitForFirstConsumer binding then follows the scheduler's choice of
+    node, as with real zonal disks."""
     result = []
-    for zone in ZONES:
-        for i in range(1, NODES_PER_ZONE + 1):
-            host = node_name(zone, i)
-            for role, class_name in storage_classes.items():
-                for v in range(VOLUMES_PER_NODE[role]):
-                    result.append(
-                        {
-                            "apiVersion": "v1",
-                            "kind": "PersistentVolume",
-                            "metadata": {"name": f"{host}-{class_name}-{v}"},
-                            "spec": {
-                                "capacity": {"storage": "16Ti"},
-                                "accessModes": ["ReadWriteOnce"],
-                                "persistentVolumeReclaimPolicy": "Retain",
-                                "storageClassName": class_name,
-                                "local": {"path": f"/mnt/kafkastack/{class_name}-{v}"},
-                                "nodeAffinity": {
-                                    "required": {
-                                        "nodeSelectorTerms": [
-                                            {
-                                                "matchExpressions": [
-                                                    {
-                                                        "key": "kubernetes.io/hostname",
-                                                        "operator": "In",
-                                                        "values": [host],
-                                                    }
-                                                ]
-                                            }
-                                        ]
-                                    }
-                                },
+    for host_name, folder in hosts.items():
+        for role, class_name in storage_classes.items():
+            for v in range(VOLUMES_PER_NODE[role]):
+                result.append(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolume",
+                        "metadata": {
+                            "name": f"{host_name}-{class_name}-{v}",
+                            "labels": {VOLUME_NODE_LABEL: host_name},
+                        },
+                        "spec": {
+                            "capacity": {"storage": "16Ti"},
+                            "accessModes": ["ReadWriteOnce"],
+                            "persistentVolumeReclaimPolicy": "Retain",
+                            "storageClassName": class_name,
+                            "local": {"path": str(folder / f"{class_name}-{v}")},
+                            "nodeAffinity": {
+                                "required": {
+                                    "nodeSelectorTerms": [
+                                        {
+                                            "matchExpressions": [
+                                                {
+                                                    "key": "kubernetes.io/hostname",
+                                                    "operator": "In",
+                                                    "values": [host_name],
+                                                }
+                                            ]
+                                        }
+                                    ]
+                                }
                             },
-                        }
-                    )
+                        },
+                    }
+                )
     return result

@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from infra import toolchain
 from infra.localcluster.node_config import NodeSpec
 
 CGROUP_MOUNTS = Path("/proc/self/mounts")
@@ -179,6 +180,46 @@ def _container_ids(node: NodeSpec) -> set[str]:
     return {p.name for p in tasks.iterdir()} if tasks.is_dir() else set()
 
 
+# Chains the kubelet itself writes (its iptables canary, kube-proxy's hint, and the rule that
+# drops non-loopback packets to 127.0.0.0/8), by table; kube-proxy --cleanup leaves them.
+KUBELET_CHAINS = {
+    "filter": ("KUBE-FIREWALL", "KUBE-KUBELET-CANARY"),
+    "nat": ("KUBE-KUBELET-CANARY",),
+    "mangle": ("KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"),
+}
+
+
+def _iptables(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["iptables", *args], capture_output=True, text=True, check=False)
+
+
+def remove_kube_rules() -> None:
+    """The iptables chains the nodes wrote, once none of them runs (a running kubelet would
+    write its canaries again): kube-proxy's (KUBE-SERVICES, KUBE-POSTROUTING, …, removed by
+    its own `--cleanup`) and the kubelet's. Only these nodes write `KUBE-` chains: one
+    cluster's real nodes run at a time (nodes.py)."""
+    kube_proxy = toolchain.bin_dir() / "kube-proxy"
+    result = subprocess.run(
+        [str(kube_proxy), "--cleanup"], capture_output=True, text=True, check=False
+    )
+    for table, chains in KUBELET_CHAINS.items():
+        for hook in ("INPUT", "OUTPUT"):
+            while _iptables("-t", table, "-D", hook, "-j", "KUBE-FIREWALL").returncode == 0:
+                pass
+        for chain in chains:
+            _iptables("-t", table, "-F", chain)
+            _iptables("-t", table, "-X", chain)
+    left = [
+        line
+        for line in subprocess.run(
+            ["iptables-save"], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+        if "KUBE-" in line
+    ]
+    if left:
+        raise HostError(f"iptables rules of the nodes survive: {left[:5]} {result.stderr[-800:]}")
+
+
 def release_node(node: NodeSpec) -> None:
     """Stop a real node and give back all it owns: its processes (by cgroup), mounts, cgroups,
     bridge, log links, CNI cache entries and folder. Safe to repeat."""
@@ -206,10 +247,13 @@ def release_node(node: NodeSpec) -> None:
 
 
 def release_all(folder: Path) -> list[str]:
-    """Stop every real node whose folder (with its node.json) is under `folder`."""
+    """Stop every real node whose folder (with its node.json) is under `folder`, then remove
+    the iptables rules they wrote."""
     released = []
     for spec_file in sorted(folder.glob("*/node.json")):
         node = NodeSpec.from_file(spec_file)
         release_node(node)
         released.append(node.name)
+    if released:
+        remove_kube_rules()
     return released

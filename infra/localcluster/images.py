@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import toolchain
+from infra.toolchain import pinned_versions
 
 
 class ImageError(RuntimeError):
@@ -44,4 +45,8 @@ class Image:
 PAUSE = Image("pause", "3.10")
 BUSYBOX = Image("busybox", "1")
 KAFKA = Image("kafka", "4.3.1")
-ALL = (PAUSE, BUSYBOX, KAFKA)
+COREDNS = Image("coredns", pinned_versions()["COREDNS_VERSION"].lstrip("v"))
+HAPROXY = Image("haproxy", "2.6")
+ALL = (PAUSE, BUSYBOX, COREDNS, HAPROXY, KAFKA)
+# On every node whatever it runs: the pod sandbox, and cluster DNS (dns.py).
+ALWAYS = (PAUSE, COREDNS)

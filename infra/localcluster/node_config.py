@@ -30,6 +30,15 @@ CNI_BIN_DIR = "/usr/lib/cni"
 # cache: the sockets, containerd's state and the kubelet's root (which holds sockets too) live
 # under a short folder per node, <RUNTIME_ROOT>/<cluster tag>-<index>.
 RUNTIME_ROOT = Path("/var/lib/kafkastack-nodes")
+# Services: the apiserver's ClusterIP range (control_plane.KWOKCTL_CONFIG sets it), the
+# `kubernetes` Service's address (first of the range, which the apiserver's certificate must
+# name for in-cluster clients) and cluster DNS (CoreDNS, dns.py) at a fixed address of it.
+SERVICE_CIDR = "10.96.0.0/16"
+API_SERVICE_IP = "10.96.0.1"
+DNS_SERVICE_IP = "10.96.0.10"
+CLUSTER_DOMAIN = "cluster.local"
+# kube-proxy's metrics and healthz ports on 127.0.0.1 (one kube-proxy per cluster: nodes.py).
+KUBE_PROXY_PORT = 10340
 
 
 def _cluster_octet(cluster: str) -> int:
@@ -70,6 +79,11 @@ class NodeSpec:
     def bridge(self) -> str:
         """Linux interface names are at most 15 characters: nodes-<cluster tag>-<index>."""
         return f"nodes-{_cluster_tag(self.cluster)}-{self.index}"
+
+    @property
+    def pod_cidr(self) -> str:
+        """Every real node's pod subnet of this cluster (kube-proxy's clusterCIDR)."""
+        return f"10.{_cluster_octet(self.cluster)}.0.0/16"
 
     @property
     def subnet(self) -> str:
@@ -153,6 +167,8 @@ def cni_config(node: NodeSpec) -> str:
                 "bridge": node.bridge,
                 "isGateway": True,
                 "ipMasq": False,
+                # A pod reaching itself through a Service leaves and re-enters by its own port.
+                "hairpinMode": True,
                 "ipam": {
                     "type": "host-local",
                     "ranges": [[{"subnet": node.subnet, "gateway": node.address}]],
@@ -186,6 +202,8 @@ def kubelet_config(node: NodeSpec) -> str:
         "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
         "authorization": {"mode": "AlwaysAllow"},
         "resolvConf": "/etc/resolv.conf",
+        "clusterDNS": [DNS_SERVICE_IP],
+        "clusterDomain": CLUSTER_DOMAIN,
         "podLogsDir": str(node.dir / "pod-logs"),
         "volumePluginDir": str(node.dir / "volume-plugins"),
         # Imported images cannot be pulled again: never collect them, never evict for disk.
@@ -216,3 +234,34 @@ def kubelet_args(node: NodeSpec, kubelet: str, kubeconfig: Path) -> list[str]:
         "--node-labels",
         labels,
     ]
+
+
+def kube_proxy_config(node: NodeSpec, kubeconfig: Path) -> str:
+    """KubeProxyConfiguration (iptables mode) for the one kube-proxy of a cluster's real nodes.
+
+    Masquerade all Service traffic: whether a reply between two pods of one bridge passes the
+    host's conntrack (and so is translated back) depends on br_netfilter, a machine-wide module
+    this machine did not have loaded at first and had later; with SNAT the reply returns
+    through the host either way. Sysctls that are machine-wide are left alone (conntrack
+    sizes and timeouts, route_localnet for localhost NodePorts).
+    """
+    conf: dict[str, Any] = {
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+        "kind": "KubeProxyConfiguration",
+        "mode": "iptables",
+        "clientConnection": {"kubeconfig": str(kubeconfig)},
+        "hostnameOverride": node.name,
+        "clusterCIDR": node.pod_cidr,
+        "bindAddress": node.address,
+        "healthzBindAddress": f"127.0.0.1:{KUBE_PROXY_PORT}",
+        "metricsBindAddress": f"127.0.0.1:{KUBE_PROXY_PORT + 1}",
+        "iptables": {"masqueradeAll": True, "localhostNodePorts": False},
+        "conntrack": {
+            "maxPerCore": 0,
+            "min": 0,
+            "tcpEstablishedTimeout": "0s",
+            "tcpCloseWaitTimeout": "0s",
+        },
+        "nodePortAddresses": [f"{node.address}/32"],
+    }
+    return yaml.safe_dump(conf, sort_keys=False)

@@ -19,18 +19,25 @@ from pathlib import Path
 from typing import Any
 
 from infra import toolchain
-from infra.localcluster import host, images
-from infra.localcluster.control_plane import ZONES, LocalClusterError, LocalKubernetes
+from infra.localcluster import dns, host, images
+from infra.localcluster.control_plane import (
+    VOLUME_NODE_LABEL,
+    ZONES,
+    LocalClusterError,
+    LocalKubernetes,
+)
 from infra.localcluster.node_config import (
     CNI_BIN_DIR,
+    RUNTIME_ROOT,
     NodeSpec,
     cni_config,
     containerd_config,
+    kube_proxy_config,
     kubelet_args,
     kubelet_config,
 )
 
-NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr")
+NODE_BINARIES = ("kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "ctr")
 
 
 def _require_binaries() -> dict[str, str]:
@@ -47,7 +54,11 @@ def _require_binaries() -> dict[str, str]:
                 "(scripts/toolchain/build-kubelet.sh, build-containerd.sh)"
             )
         found[name] = str(path)
-    for name, check in (("runc", shutil.which("runc")), ("CNI plugins", _cni_plugins())):
+    for name, check in (
+        ("runc", shutil.which("runc")),
+        ("CNI plugins", _cni_plugins()),
+        ("iptables", shutil.which("iptables-restore")),
+    ):
         if not check:
             raise LocalClusterError(f"{name} missing: run `make system-deps`")
     return found
@@ -143,7 +154,7 @@ class RealNodes:
         """Every prerequisite there (root, binaries, Debian packages, images), or an error
         naming the fix; returns the binaries' paths."""
         binaries = _require_binaries()
-        for image in (images.PAUSE, *wanted):
+        for image in (*images.ALWAYS, *wanted):
             image.require()
         return binaries
 
@@ -154,15 +165,41 @@ class RealNodes:
         if not self.kube.is_up():
             raise LocalClusterError("the local cluster is not up: start it first (kube.up())")
         self.down()
+        self._refuse_other_clusters()
         try:
             for node in self.specs:
                 self._start_node(node, binaries, wanted)
             self.wait_ready(timeout)
+            self._start_kube_proxy(binaries["kube-proxy"])
+            dns.deploy(self.kube, replicas=min(2, len(self.specs)))
         except BaseException:
             # A half-started set of nodes is worth nothing: give everything back (the error
             # carries the log tail that explains it).
             self.down()
             raise
+
+    def _refuse_other_clusters(self) -> None:
+        """The nodes share the machine's network namespace, so Service rules (iptables chains
+        of fixed names) are machine-wide: one cluster with real nodes at a time."""
+        mine = self.specs[0].runtime_dir.name.split("-")[0]
+        others = sorted(
+            p.name for p in RUNTIME_ROOT.glob("*-*") if p.is_dir() and not p.name.startswith(mine)
+        ) if RUNTIME_ROOT.is_dir() else []  # fmt: skip
+        if others:
+            raise LocalClusterError(
+                f"real nodes of another local cluster run on this machine ({RUNTIME_ROOT}/"
+                f"{others[0]}): their Services would share this machine's iptables; stop that "
+                "cluster first (`kafkastack local down` with its name)"
+            )
+
+    def _start_kube_proxy(self, kube_proxy: str) -> None:
+        """One kube-proxy programs Services for every real node: they share the machine's
+        network namespace. It runs in the first node's cgroup, so it stops with that node
+        (host.release_all then removes its iptables rules and the kubelets')."""
+        first = self.specs[0]
+        config = first.dir / "kube-proxy.yaml"
+        config.write_text(kube_proxy_config(first, self.kube.kubeconfig))
+        self._start([kube_proxy, "--config", str(config)], first, "kube-proxy.log")
 
     def _start_node(
         self, node: NodeSpec, binaries: dict[str, str], wanted: Sequence[images.Image]
@@ -173,7 +210,7 @@ class RealNodes:
         containerd = [binaries["containerd"], "--config", str(node.dir / "containerd.toml")]
         self._wait_containerd(node, self._start(containerd, node, "containerd.log"))
         # The sandbox image first: without it containerd would try to pull it.
-        self._import(node, [images.PAUSE, *[i for i in wanted if i != images.PAUSE]])
+        self._import(node, [*images.ALWAYS, *[i for i in wanted if i not in images.ALWAYS]])
         argv = kubelet_args(node, binaries["kubelet"], self.kube.kubeconfig)
         self._start(argv, node, "kubelet.log")
 
@@ -210,6 +247,16 @@ class RealNodes:
         self._processes.clear()
         if released and self.kube.is_up():
             self.kube.kubectl("delete", "node", "--ignore-not-found", *released)
+            # Their pods are gone with them (the pod collector would take a minute to notice,
+            # and a Deployment would count them Ready meanwhile).
+            for node in released:
+                self.kube.kubectl(
+                    "delete", "pods", "--all-namespaces", "--force", "--grace-period=0",
+                    "--field-selector", f"spec.nodeName={node}",
+                )  # fmt: skip
+            # Their volumes were folders of the nodes, now gone.
+            selector = f"{VOLUME_NODE_LABEL} in ({','.join(released)})"
+            self.kube.kubectl("delete", "pv", "--ignore-not-found", "--wait=false", "-l", selector)
         return released
 
     def labels(self) -> dict[str, dict[str, Any]]:

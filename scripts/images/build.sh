@@ -5,6 +5,10 @@
 # inputs; a warm run returns at once.
 #   pause:3.10    the pod sandbox: busybox-static sleeping forever
 #   busybox:1     a small workload (sh, httpd, wget, nc): busybox-static and its applet links
+#   coredns:<ver> cluster DNS: the static coredns binary scripts/toolchain/build-coredns.sh built
+#   haproxy:2.6   Debian's haproxy (2.6, the public image's line) laid out like the public
+#                 haproxy:2.6 image: config folder /usr/local/etc/haproxy, uid/gid 99, and its
+#                 entry point's effect (`haproxy -W -db <args>`)
 #   kafka:<ver>   /opt/kafka laid out like the public apache/kafka image, uid 1000, on the host's
 #                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
 #                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central
@@ -13,6 +17,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}"
 OUT="$CACHE/images"
+BIN="$CACHE/bin"
 KAFKA_VERSION="${1:-4.3.1}"
 JRE_PACKAGE=openjdk-17-jre-headless
 log() { echo "[images] $*" >&2; }
@@ -49,6 +54,28 @@ with_busybox() {
 
 populate_pause() { base_files "$1"; cp /bin/busybox "$1/bin/busybox"; }
 populate_busybox() { base_files "$1"; with_busybox "$1"; }
+populate_coredns() { base_files "$1"; cp "$BIN/coredns" "$1/coredns"; }
+# The shared libraries `binary` links (resolved by the host's loader), at their own paths.
+copy_libraries() {
+  local root="$1" f; shift
+  for f in $( (ldd "$@" 2>/dev/null || true) \
+      | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u); do
+    mkdir -p "$root$(dirname "$f")"; cp -L "$f" "$root$f"
+  done
+  for f in /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libnss_dns.so.2; do
+    [ -f "$f" ] && mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
+  done
+}
+populate_haproxy() {
+  local root="$1"
+  base_files "$root"; with_busybox "$root"
+  echo 'haproxy:x:99:99::/var/lib/haproxy:/bin/false' >> "$root/etc/passwd"
+  echo 'haproxy:x:99:' >> "$root/etc/group"
+  mkdir -p "$root/usr/sbin" "$root/usr/local/etc/haproxy" "$root/var/lib/haproxy"
+  cp /usr/sbin/haproxy "$root/usr/sbin/haproxy"
+  copy_libraries "$root" /usr/sbin/haproxy
+  chown 99:99 "$root/var/lib/haproxy"
+}
 populate_kafka() {
   local root="$1" lib="$CACHE/kafka/$KAFKA_VERSION/lib" f
   base_files "$root"; with_busybox "$root"
@@ -103,6 +130,18 @@ busybox_version="$(/bin/busybox | head -1)"
 build pause 3.10 "$busybox_version" -- \
   --config.entrypoint /bin/busybox --config.entrypoint sleep --config.entrypoint infinity
 build busybox 1 "$busybox_version" -- --config.cmd /bin/sh
+COREDNS_VERSION="$(sed -n 's/^COREDNS_VERSION=v//p' "$here/../toolchain/versions.env")"
+[ -x "$BIN/coredns" ] && [[ "$("$BIN/coredns" -version)" == *"$COREDNS_VERSION"* ]] \
+  || die "coredns $COREDNS_VERSION is missing from $BIN: run \`make nodes-toolchain\` (scripts/toolchain/build-coredns.sh)"
+build coredns "$COREDNS_VERSION" "$(sha256sum "$BIN/coredns")" -- \
+  --config.entrypoint /coredns
+haproxy_version="$(dpkg-query -W -f '${Version}' haproxy 2>/dev/null)" \
+  || die "haproxy is not installed: run \`make system-deps\`"
+[[ "$haproxy_version" == 2.6.* ]] || die "Debian's haproxy is $haproxy_version, not the 2.6 line the image is named for"
+build haproxy 2.6 "$busybox_version $haproxy_version" -- \
+  --config.user 99:99 --config.entrypoint /usr/sbin/haproxy --config.entrypoint -W \
+  --config.entrypoint -db --config.cmd -f --config.cmd /usr/local/etc/haproxy/haproxy.cfg \
+  --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
 [ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
 jre_version="$(dpkg-query -W -f '${Version}' "$JRE_PACKAGE" 2>/dev/null)" \

@@ -7,60 +7,16 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from infra.localcluster import host, images
 from infra.localcluster.control_plane import ZONES
 from infra.localcluster.nodes import RealNodes
 from infra.toolchain import pinned_versions as versions_env
-
-
-def _pod(name: str, node: str, image: images.Image, command: list[str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "automountServiceAccountToken": False,
-            "restartPolicy": "Never",
-            "containers": [
-                {
-                    "name": "main",
-                    "image": image.ref,
-                    "imagePullPolicy": "Never",
-                    "command": command,
-                }
-            ],
-        },
-    }
-
-
-def _create(nodes: RealNodes, pod: dict[str, Any]) -> None:
-    nodes.kube.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod))
-
-
-def _wait_phase(
-    nodes: RealNodes, name: str, phases: set[str], timeout: float = 120
-) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    pod: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        pod = json.loads(nodes.kube.kubectl("get", "pod", name, "-o", "json").stdout)
-        if pod.get("status", {}).get("phase") in phases:
-            return pod
-        time.sleep(0.5)
-    raise AssertionError(f"pod {name} not in {phases} after {timeout}s: {pod.get('status')}")
-
-
-def _phase(nodes: RealNodes, name: str) -> str:
-    return str(nodes.kube.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}").stdout)
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+from tests.nodes.pods import create as _create
+from tests.nodes.pods import name as _name
+from tests.nodes.pods import phase as _phase
+from tests.nodes.pods import pod as _pod
+from tests.nodes.pods import wait_phase as _wait_phase
 
 
 def test_nodes_are_real_kubelets_ready_in_three_zones(real_nodes: RealNodes) -> None:
@@ -205,7 +161,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: RealNodes) -> None:
-    """Runs last: stops the nodes (the fixture's own stop then finds nothing left)."""
+    """Stops the nodes, checks, and starts them again: the session's other tests may run after."""
     decoy_bridge = f"nodes-t{uuid.uuid4().hex[:6]}"
     subprocess.run(["ip", "link", "add", decoy_bridge, "type", "bridge"], check=True)
     decoy = subprocess.Popen(["sleep", "300"])
@@ -224,6 +180,9 @@ def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: Rea
             assert not node.dir.exists() and not node.runtime_dir.exists()
             link = subprocess.run(["ip", "link", "show", node.bridge], capture_output=True)
             assert link.returncode != 0
+        # kube-proxy's Service chains and the kubelets' own went with the nodes.
+        rules = subprocess.run(["iptables-save"], capture_output=True, text=True).stdout
+        assert [line for line in rules.splitlines() if "KUBE-" in line] == []
         names = real_nodes.kube.kubectl("get", "nodes", "-o", "name").stdout.split()
         assert not {f"node/{n.name}" for n in specs} & set(names)
         assert any(name.startswith("node/") for name in names)  # the fake nodes stay
@@ -233,3 +192,4 @@ def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: Rea
         decoy.kill()
         decoy.wait()
         subprocess.run(["ip", "link", "del", decoy_bridge], check=False)
+        real_nodes.up()

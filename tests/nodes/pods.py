@@ -1,0 +1,59 @@
+"""Pods of locally built images on the real nodes, for the nodes tier's tests."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import yaml
+
+from infra.localcluster import images
+from infra.localcluster.nodes import RealNodes
+
+
+def pod(name: str, node: str, image: images.Image, command: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "automountServiceAccountToken": False,
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": image.ref,
+                    "imagePullPolicy": "Never",
+                    "command": command,
+                }
+            ],
+        },
+    }
+
+
+def create(nodes: RealNodes, pod: dict[str, Any]) -> None:
+    nodes.kube.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(pod))
+
+
+def wait_phase(
+    nodes: RealNodes, name: str, phases: set[str], timeout: float = 120
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    pod: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        pod = json.loads(nodes.kube.kubectl("get", "pod", name, "-o", "json").stdout)
+        if pod.get("status", {}).get("phase") in phases:
+            return pod
+        time.sleep(0.5)
+    raise AssertionError(f"pod {name} not in {phases} after {timeout}s: {pod.get('status')}")
+
+
+def phase(nodes: RealNodes, name: str) -> str:
+    return str(nodes.kube.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}").stdout)
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
