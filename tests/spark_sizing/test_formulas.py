@@ -63,13 +63,13 @@ def test_brokers_per_zone_differ_by_at_most_one() -> None:
 
 def test_ingress_bound_cluster_worked_example() -> None:
     # Worked by hand: 300 MB/s at RF 3 = 900 MB/s of disk writes. m5.2xlarge sustains
-    # 262.14 MB/s of EBS; at 50 % with one of 3 zones down a broker usefully takes
-    # 262.14 × 0.5 × 2/3 = 87.38 MB/s, so 900 / 87.38 = 10.3 → 11 brokers, and a multiple of
-    # 3 zones → 12.
+    # 2,300 Mbps = 287.5 MB/s of EBS; at 50 % with one of 3 zones down a broker usefully takes
+    # 287.5 × 0.5 × 2/3 = 95.83 MB/s, so 900 / 95.83 = 9.4 → 10 brokers (network in:
+    # 900 / (312.5 × 0.5 × 2/3) = 8.6 → 9), and a multiple of 3 zones → 12.
     topic = demand(peak_ingress_mb_s=300.0, avg_ingress_mb_s=1.0, consumer_groups=0)
     result = size_cluster([topic], M5_2XL, SizingParameters())
-    assert M5_2XL.disk_mb_s == pytest.approx(262.14)
-    assert result.cluster.constraints["ingress"] == 11
+    assert M5_2XL.disk_mb_s == pytest.approx(287.5)
+    assert result.cluster.constraints["ingress"] == 10
     assert result.cluster.binding_constraint == "ingress"
     assert result.cluster.brokers == 12
 
