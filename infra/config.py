@@ -18,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infra.errors import ConfigError
+from infra.model import resources as pod_resources
+from infra.model import volumes as data_volumes
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
@@ -309,6 +311,8 @@ def check_safety(c: StackConfig) -> None:
             f"{network} has {network.num_addresses} "
             f"addresses; {needed} are needed: use a larger prefix",
         )
+    data_volumes.check(c)
+    pod_resources.check(c)
 
 
 def password_config_key(user: str) -> str:
