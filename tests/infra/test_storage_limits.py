@@ -7,11 +7,12 @@ floor), 208 MB/s = 198.36 MiB/s (rounded up: 199), 1,000 MB/s = 953.67 MiB/s (95
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.config import parse_stack_config
+from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
 from infra.model import storage, workloads
 from infra.model.cluster import ClusterModel
@@ -132,3 +133,18 @@ def test_claims_round_sizes_up() -> None:
 
 def test_local_volumes_provision_nothing() -> None:
     assert "parameters" not in storage.storage_class(model("local", platform="local"), "broker")
+
+
+def test_prod_renders_the_worked_example_of_docs_sizing(repo_root: Path) -> None:
+    # docs/sizing.md: 139 MB/s per broker = 132.56 MiB/s → 133; 532 IOPS → gp3's 3,000 floor.
+    prod = ClusterModel.from_config(load_stack(repo_root / "stacks", "prod"))
+    assert storage.storage_class(prod, "broker")["parameters"] == {
+        "type": "gp3",
+        "encrypted": "true",
+        "iops": "3000",
+        "throughput": "133",
+    }
+    container = workloads.kafka_statefulset(prod, prod.brokers[0], "fast")["spec"]["template"][
+        "spec"
+    ]["containers"][0]
+    assert container["resources"]["requests"] == {"cpu": "7.4", "memory": "27.5Gi"}
