@@ -29,10 +29,9 @@ from spark_sizing.contract import (
     TopicSizing,
 )
 from spark_sizing.profiles import HardwareProfile
+from spark_sizing.units import BYTES_PER_GIB, BYTES_PER_MB
 from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM, volume_layout, volume_type
 
-BYTES_PER_MB = 1_000_000
-BYTES_PER_GIB = 1024**3
 SECONDS_PER_HOUR = 3600
 
 
