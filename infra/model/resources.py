@@ -25,11 +25,22 @@ JVM_NON_HEAP_GIB = 1.0
 _EPSILON = 1e-6
 
 
+def cpu_quantity(cpu: float) -> str:
+    """Kubernetes' canonical form (7.4 → "7400m", 2 → "2"), as the API server stores it: a
+    different spelling of the same amount would show as a change on every preview."""
+    millis = round(cpu * 1000)
+    return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+
+
+def memory_quantity(gib: float) -> str:
+    """Canonical too: 27.5 GiB → "28160Mi", 4 → "4Gi"."""
+    mib = round(gib * 1024)
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+
+
 def pod_resources(cpu: float, memory_gib: float) -> dict[str, Any]:
-    return {
-        "requests": {"cpu": f"{cpu:g}", "memory": f"{memory_gib:g}Gi"},
-        "limits": {"memory": f"{memory_gib:g}Gi"},
-    }
+    memory = memory_quantity(memory_gib)
+    return {"requests": {"cpu": cpu_quantity(cpu), "memory": memory}, "limits": {"memory": memory}}
 
 
 def broker_request(c: StackConfig) -> Resources:

@@ -14,6 +14,7 @@ from infra.config import parse_stack_config
 from infra.errors import ConfigError
 from infra.model import workloads
 from infra.model.cluster import ClusterModel
+from infra.model.resources import cpu_quantity, memory_quantity
 from tests.infra.conftest import base_values, sizing_cluster
 
 
@@ -77,6 +78,13 @@ def test_memory_limit_equals_request_and_cpu_is_not_limited() -> None:
         "spec"
     ]["containers"][0]
     assert container["resources"] == {
-        "requests": {"cpu": "7.4", "memory": "27.5Gi"},
-        "limits": {"memory": "27.5Gi"},
+        "requests": {"cpu": "7400m", "memory": "28160Mi"},
+        "limits": {"memory": "28160Mi"},
     }
+
+
+def test_quantities_are_written_as_the_api_server_stores_them() -> None:
+    # The real provider hands back "7400m" for 7.4: any other spelling is a diff on every preview
+    # (tests/engine/test_render.py compares the two renders).
+    assert [cpu_quantity(c) for c in (2, 7.4, 0.5)] == ["2", "7400m", "500m"]
+    assert [memory_quantity(m) for m in (4, 27.5, 0.25)] == ["4Gi", "28160Mi", "256Mi"]

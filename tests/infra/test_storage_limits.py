@@ -147,4 +147,4 @@ def test_prod_renders_the_worked_example_of_docs_sizing(repo_root: Path) -> None
     container = workloads.kafka_statefulset(prod, prod.brokers[0], "fast")["spec"]["template"][
         "spec"
     ]["containers"][0]
-    assert container["resources"]["requests"] == {"cpu": "7.4", "memory": "27.5Gi"}
+    assert container["resources"]["requests"] == {"cpu": "7400m", "memory": "28160Mi"}
