@@ -97,6 +97,8 @@ def _refusal(c: StackConfig, vt: VolumeType, err: VolumeLimitError, mb_s: float)
         if enough > c.data_volumes
         else "re-run `kafkastack size` and `kafkastack apply-sizing`"
     )
+    if err.field == "size_gib" and c.storage.size_gib:
+        fix = f"lower it (it is per volume) and {fix}"
     key = {
         "size_gib": "storage.size_gib"
         if c.storage.size_gib
