@@ -15,6 +15,7 @@ from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.probes import readiness_probe
 from infra.model.resources import pod_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
@@ -209,10 +210,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "ports": ports,
         "resources": pod_resources(cpu, memory),
         "volumeMounts": mounts,
-        "readinessProbe": {
-            "tcpSocket": {"port": model.ports.client if is_broker else model.ports.controller},
-            "periodSeconds": 10,
-        },
+        "readinessProbe": readiness_probe(model, node),
     }
     init = [_jmx_exporter_init(), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
