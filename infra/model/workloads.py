@@ -268,6 +268,7 @@ def _statefulset(
     service = (
         model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
     )
+    annotation = pod_network_annotation(model, node)
     return {
         "metadata": {
             "name": node.workload,
@@ -291,7 +292,8 @@ def _statefulset(
             "template": {
                 "metadata": {
                     "labels": pod_labels,
-                    "annotations": pod_network_annotation(model, node),
+                    # The API server drops an empty map; leaving it out keeps every diff quiet.
+                    **({"annotations": annotation} if annotation else {}),
                 },
                 "spec": {
                     "affinity": _zone_affinity(node, model),
