@@ -32,6 +32,7 @@ RULES = {
     ),
     "partitions": "t_partitions >= 1",
     "compression_ratio": "t_compression_ratio > 0 AND t_compression_ratio <= 1",
+    "consumers_per_group": "t_consumers_per_group >= 1",
 }
 RANKING = ("produce_mb_s", "produce_mb_s_peak", "retention_hours", "consumer_groups")
 

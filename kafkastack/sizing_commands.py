@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from pydantic import ValidationError
@@ -54,7 +54,30 @@ def size(
     peak_factor: Annotated[
         float, typer.Option(help="peak/avg when produce_mb_s_peak is absent")
     ] = 2.0,
-    target_utilisation: Annotated[float, typer.Option(help="per-broker target utilisation")] = 0.5,
+    target_utilisation: Annotated[
+        float, typer.Option(help="share of each broker resource used normally (MSK: 0.5)")
+    ] = 0.5,
+    zone_down_utilisation: Annotated[
+        float, typer.Option(help="share of each broker resource allowed with one zone down")
+    ] = 0.8,
+    producer_mb_s_per_partition: Annotated[
+        float, typer.Option(help="MB/s one producer writes to one partition (Confluent: 10s)")
+    ] = 10.0,
+    consumer_mb_s_per_partition: Annotated[
+        float, typer.Option(help="MB/s one consumer reads from one partition")
+    ] = 20.0,
+    partition_multiple: Annotated[
+        str,
+        typer.Option(
+            help="round partitions up to a multiple of N, or of the broker count: brokers"
+        ),
+    ] = "1",
+    router_capacity_mb_s: Annotated[
+        float, typer.Option(help="MB/s one HAProxy replica forwards (HAProxy: 10 Gbps per core)")
+    ] = 1250.0,
+    router_external_share: Annotated[
+        float, typer.Option(help="share of client traffic from outside the cluster (0..1)")
+    ] = 1.0,
     s3_read: Annotated[
         S3ReadMode,
         typer.Option(
@@ -65,10 +88,17 @@ def size(
     s3a_threshold_mib: Annotated[
         float, typer.Option(min=0, help="--s3-read auto: s3a when the input totals more MiB")
     ] = 256.0,
+    allow_unknown_columns: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-columns",
+            help="ignore input columns the contract does not know instead of refusing them",
+        ),
+    ] = False,
 ) -> None:
     """Size a Kafka cluster from projected throughput.
 
-    Writes sizing.json, report.md, report.html and rejected/ to --out.
+    Writes sizing.json, report.md, report.html and rejected.csv to --out.
     """
     from spark_sizing.formulas import SizingParameters
     from spark_sizing.job import run_sizing
@@ -83,10 +113,23 @@ def size(
             quorum_kind=quorum.value,
             peak_factor=peak_factor,
             target_utilisation=target_utilisation,
+            zone_down_utilisation=zone_down_utilisation,
+            producer_mb_s_per_partition=producer_mb_s_per_partition,
+            consumer_mb_s_per_partition=consumer_mb_s_per_partition,
+            partition_multiple=_partition_multiple(partition_multiple),
+            router_capacity_mb_s=router_capacity_mb_s,
+            router_external_share=router_external_share,
         )
         hardware = load_profile(profile)
         s3_policy = S3Read(s3_read.value, int(s3a_threshold_mib * MIB))
-        run = run_sizing(input, out, hardware, params, s3_read=s3_policy)
+        run = run_sizing(
+            input,
+            out,
+            hardware,
+            params,
+            s3_read=s3_policy,
+            allow_unknown_columns=allow_unknown_columns,
+        )
     except ValidationError as err:
         field, problem = first_error(err)
         raise fail(f"--{field.split('.')[0].replace('_', '-')}: {problem}") from None
@@ -99,7 +142,22 @@ def size(
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
-    typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected/")
+    if run.report.zone_loss is not None and not run.report.zone_loss.writes_survive:
+        typer.secho(f"zone loss: {run.report.zone_loss.detail}", fg=typer.colors.YELLOW, err=True)
+    for warning in run.report.warnings:
+        if not warning.startswith("zone loss:"):
+            typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected.csv")
+
+
+def _partition_multiple(value: str) -> int | Literal["brokers"]:
+    """--partition-multiple: an integer (checked ≥ 1 with the other parameters) or "brokers"."""
+    text = value.strip()
+    if text == "brokers":
+        return "brokers"
+    if text.lstrip("-").isdigit():
+        return int(text)
+    raise fail(f"--partition-multiple {value!r}: must be an integer ≥ 1 or 'brokers'")
 
 
 def sample_projections(

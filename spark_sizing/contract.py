@@ -11,8 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-# 1.1: `cluster.node` (the node's capacity and allocatable); broker requests fit allocatable.
 SCHEMA_VERSION = "1.1"
+# 1.1 added `utilisation` and `zone_loss` to sizing.json, and `cluster.node` (the broker node's
+# capacity and allocatable: broker requests fit it); a stack's sizing is the same shape.
 SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1"})
 
 ConstraintName = Literal["ingress", "egress", "storage", "partitions", "minimum"]
@@ -71,7 +72,9 @@ class RouterSizing(_Frozen):
     """External access: HAProxy or OpenShift router replicas that carry client traffic only."""
 
     replicas: int = Field(ge=1)
-    client_mb_s: float = Field(ge=0, description="peak client produce + consume through routers")
+    client_mb_s: float = Field(
+        ge=0, description="peak produce + consume of external clients, through the routers"
+    )
     capacity_mb_s_per_replica: float = Field(gt=0)
 
 
@@ -107,6 +110,32 @@ class TopicSizing(_Frozen):
     partitions_pinned: bool = False
 
 
+class ResourceUtilisation(_Frozen):
+    """One broker resource at the chosen broker count, normally and with one zone down."""
+
+    resource: str = Field(description="disk writes, network in, network out, storage, ...")
+    unit: str = Field(description="MB/s (10^6 B/s), GiB or partition replicas")
+    capacity_per_broker: float = Field(gt=0, description="what one broker sustains or holds")
+    target: float = Field(gt=0, description="share of capacity allowed normally")
+    zone_down_limit: float = Field(gt=0, description="share allowed with one zone down")
+    brokers_needed: int = Field(ge=0, description="brokers this resource alone needs")
+    per_broker: float = Field(ge=0, description="load per broker at the chosen count")
+    utilisation: float = Field(ge=0, description="per_broker / capacity_per_broker")
+    zone_down_per_broker: float | None = Field(
+        default=None, description="load per surviving broker with one zone down (none: 1 zone)"
+    )
+    zone_down_utilisation: float | None = None
+
+
+class ZoneLoss(_Frozen):
+    """Whether acks=all writes continue with any one zone down (rack-aware placement)."""
+
+    zones: int = Field(ge=1)
+    writes_survive: bool
+    topics_losing_writes: int = Field(ge=0)
+    detail: str
+
+
 class InputStats(_Frozen):
     rows_read: int = Field(ge=0)
     rows_accepted: int = Field(ge=0)
@@ -124,6 +153,8 @@ class SizingReport(_Frozen):
     topics: list[TopicSizing]
     inputs: InputStats
     warnings: list[str] = Field(default_factory=list)
+    utilisation: list[ResourceUtilisation] = Field(default_factory=list)
+    zone_loss: ZoneLoss | None = None
 
 
 class StackSizing(_Frozen):

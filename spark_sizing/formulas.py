@@ -1,8 +1,9 @@
 """The sizing arithmetic, in plain Python: from per-topic demand to a cluster shape.
 
 Spark reduces the projections to one `TopicDemand` per topic (spark_sizing/transforms.py); all
-rules live here so they are tested in milliseconds. Every constant names its public source; the
-full list with links is in docs/sizing.md.
+rules live here and in the modules `size_cluster` composes (constraints.py, zone_loss.py,
+partitions.py, routers.py), so they are tested in milliseconds. Every constant names its public
+source; the full list with links is in docs/sizing.md.
 
 Traffic accounting (AWS, Google Cloud, Redpanda agree), for produce rate P, replication factor r
 and c consumer groups reading from the tip:
@@ -16,92 +17,42 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from spark_sizing.allocatable import node_sizing
+from spark_sizing.constraints import (
+    binding_constraint,
+    broker_constraints,
+    partition_resource,
+    partitions_before_brokers,
+    raw_partitions,
+    round_up_to_multiple,
+    spread_over_brokers,
+    storage_resource,
+    throughput,
+    utilisation,
+)
 from spark_sizing.contract import (
     BrokerResources,
     ClusterSizing,
     NodeSizing,
     QuorumSizing,
+    ResourceUtilisation,
     RouterSizing,
     StorageClassSizing,
     TopicSizing,
+    ZoneLoss,
 )
+from spark_sizing.model_inputs import SizingParameters, TopicDemand
 from spark_sizing.profiles import HardwareProfile
+from spark_sizing.routers import router_replicas
 from spark_sizing.units import BYTES_PER_GIB, BYTES_PER_MB
-from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM, volume_layout, volume_type
+from spark_sizing.volume_types import volume_layout, volume_type
+from spark_sizing.zone_loss import zone_loss_verdict
+
+# The model's inputs and per-topic partitions have their own modules; callers that import them
+# from here keep working.
+__all__ = ["SizingParameters", "TopicDemand", "raw_partitions", "size_cluster"]
 
 SECONDS_PER_HOUR = 3600
-
-
-class SizingParameters(BaseModel):
-    """Knobs of the model, each with its default and where the default comes from."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    zones: int = Field(default=3, ge=1, description="availability zones (racks)")
-    horizon_months: int = Field(default=12, ge=0, description="how far growth is extrapolated")
-    peak_factor: float = Field(
-        default=2.0, ge=1.0, description="peak/average when produce_mb_s_peak is absent"
-    )
-    # MSK sizes every broker resource for 50% target utilisation.
-    target_utilisation: float = Field(default=0.5, gt=0, le=1)
-    # Confluent: producers reach "10s of MB/s" per partition; consumers are faster per partition.
-    producer_mb_s_per_partition: float = Field(default=10.0, gt=0)
-    consumer_mb_s_per_partition: float = Field(default=20.0, gt=0)
-    # Segment files, indexes and time indexes add about a tenth on top of the payload.
-    storage_overhead: float = Field(default=0.10, ge=0)
-    # AKalculator / MSK: keep disks at most half full (MSK's "2x headroom").
-    disk_fill_target: float = Field(default=0.5, gt=0, le=1)
-    # Confluent: a 6 GB heap is enough; page cache for ~30 s of writes.
-    heap_gib: float = Field(default=6.0, gt=0)
-    page_cache_seconds: float = Field(default=30.0, ge=0)
-    quorum_kind: str = Field(default="kraft", pattern="^(kraft|zookeeper)$")
-    # One OpenShift router saturates a 1 Gbit NIC (~125 MB/s); shard once past half of it.
-    router_capacity_mb_s: float = Field(default=125.0, gt=0)
-    router_target_utilisation: float = Field(default=0.5, gt=0, le=1)
-    # Every node also runs daemon sets (CNI, kube-proxy, CSI node plugin, log and metrics agents);
-    # the broker gets what is left of the node's allocatable.
-    daemonset_cpu: float = Field(default=0.5, ge=0, description="vCPUs per node for daemon sets")
-    daemonset_memory_gib: float = Field(default=1.0, ge=0, description="GiB per node, same")
-    # Each data volume stays within this share of its type's size/IOPS/throughput ceilings.
-    volume_headroom: float = Field(default=DEFAULT_VOLUME_HEADROOM, gt=0, le=1)
-
-
-@dataclass(frozen=True)
-class TopicDemand:
-    """One topic's projected demand at the end of the horizon (output of the Spark job)."""
-
-    topic: str
-    peak_ingress_mb_s: float
-    avg_ingress_mb_s: float
-    consumer_groups: int
-    retention_hours: float
-    replication_factor: int
-    min_insync_replicas: int
-    pinned_partitions: int | None = None
-    compression_ratio: float = 1.0
-
-
-def raw_partitions(topic: TopicDemand, params: SizingParameters) -> int:
-    """Confluent's rule: partitions ≥ max(t/p, t/c); a pinned count always wins."""
-    if topic.pinned_partitions is not None:
-        return topic.pinned_partitions
-    needed = max(
-        topic.peak_ingress_mb_s / params.producer_mb_s_per_partition,
-        topic.peak_ingress_mb_s / params.consumer_mb_s_per_partition,
-    )
-    return max(1, math.ceil(needed))
-
-
-def spread_partitions(count: int, brokers: int, pinned: bool) -> int:
-    """Round up to a multiple of the broker count so leaders spread evenly; pinned are kept."""
-    if pinned or count >= brokers * 8:
-        # Past a few partitions per broker the imbalance of one extra is negligible, and
-        # inflating large topics further only costs failover time.
-        return count
-    return math.ceil(count / brokers) * brokers
 
 
 def topic_storage_gib(topic: TopicDemand, params: SizingParameters) -> float:
@@ -141,42 +92,6 @@ def cluster_load(topics: Sequence[TopicDemand]) -> ClusterLoad:
 def surviving_share(zones: int) -> float:
     """Share of brokers left with one zone down; one zone of one means no zone to lose."""
     return 1.0 if zones <= 1 else (zones - 1) / zones
-
-
-def brokers_for_throughput(load_mb_s: float, per_broker_mb_s: float, p: SizingParameters) -> int:
-    """Brokers so that peak load fits at target utilisation with one zone down."""
-    usable = per_broker_mb_s * p.target_utilisation * surviving_share(p.zones)
-    return math.ceil(load_mb_s / usable) if load_mb_s > 0 else 0
-
-
-def round_up_to_multiple(value: int, step: int) -> int:
-    return math.ceil(value / step) * step
-
-
-def broker_constraints(
-    load: ClusterLoad,
-    storage_gib: float,
-    partition_replicas: int,
-    max_rf: int,
-    profile: HardwareProfile,
-    params: SizingParameters,
-) -> dict[str, int]:
-    """Broker count each constraint alone would need."""
-    return {
-        "ingress": max(
-            brokers_for_throughput(load.disk_writes, profile.disk_mb_s, params),
-            brokers_for_throughput(load.network_in, profile.network_mb_s, params),
-        ),
-        "egress": brokers_for_throughput(load.network_out, profile.network_mb_s, params),
-        "storage": math.ceil(storage_gib / (profile.max_disk_gib * params.disk_fill_target)),
-        "partitions": math.ceil(partition_replicas / profile.recommended_partitions),
-        "minimum": max(3, max_rf),
-    }
-
-
-def binding_constraint(constraints: dict[str, int]) -> str:
-    """The constraint that sets the count; ties go to the traffic constraints, listed first."""
-    return max(constraints, key=lambda name: constraints[name])
 
 
 def brokers_per_zone(brokers: int, zones: int) -> list[int]:
@@ -268,12 +183,18 @@ def quorum(brokers: int, partition_replicas: int, params: SizingParameters) -> Q
 
 
 def router(load: ClusterLoad, params: SizingParameters) -> RouterSizing:
-    """Routers carry client produce and consume, never replication; keep each under half load."""
-    client = load.ingress + load.consumer_egress
-    per_replica = params.router_capacity_mb_s * params.router_target_utilisation
+    """Routers for the external share of client produce + consume (spark_sizing/routers.py)."""
+    plan = router_replicas(
+        load.ingress + load.consumer_egress,
+        params.router_external_share,
+        params.router_capacity_mb_s,
+        params.router_target_utilisation,
+        params.zone_down_utilisation,
+        params.zones,
+    )
     return RouterSizing(
-        replicas=max(2, math.ceil(client / per_replica)),
-        client_mb_s=round(client, 3),
+        replicas=plan.replicas,
+        client_mb_s=round(plan.external_mb_s, 3),
         capacity_mb_s_per_replica=params.router_capacity_mb_s,
     )
 
@@ -283,6 +204,8 @@ class SizingResult:
     cluster: ClusterSizing
     topics: list[TopicSizing]
     warnings: list[str]
+    utilisation: list[ResourceUtilisation]
+    zone_loss: ZoneLoss
 
 
 def size_cluster(
@@ -292,37 +215,35 @@ def size_cluster(
     if not topics:
         raise ValueError("no topics to size: every input row was rejected or the input is empty")
     load = cluster_load(topics)
-    storage = sum(topic_storage_gib(t, params) for t in topics)
+    storage = storage_resource(sum(topic_storage_gib(t, params) for t in topics), profile, params)
     max_rf = max(t.replication_factor for t in topics)
-    raw = {t.topic: raw_partitions(t, params) for t in topics}
+    needed = {t.topic: partitions_before_brokers(t, params) for t in topics}
+    traffic = throughput(topics, profile, params)
 
-    # The partition constraint counts the partitions throughput needs. Rounding each topic up to a
-    # multiple of the broker count must not feed back into the count: with many small topics it
-    # would raise the count, which raises the rounding, without end.
-    raw_replicas = sum(raw[t.topic] * t.replication_factor for t in topics)
-    constraints = broker_constraints(load, storage, raw_replicas, max_rf, profile, params)
+    # Rounding each topic to a multiple of the broker count must not feed back into the count:
+    # with many small topics it would raise the count, which raises the rounding, without end.
+    replicas = sum(needed[t.topic] * t.replication_factor for t in topics)
+    partition_load = partition_resource(replicas, profile, params.zones)
+    constraints = broker_constraints(traffic, storage, partition_load, max_rf, params.zones)
     brokers = round_up_to_multiple(max(constraints.values()), params.zones)
-    spread = {
-        t.topic: spread_partitions(raw[t.topic], brokers, t.pinned_partitions is not None)
-        for t in topics
-    }
-    spread_replicas = sum(spread[t.topic] * t.replication_factor for t in topics)
-    rounding_fits = spread_replicas <= brokers * profile.recommended_partitions
-    partitions = spread if rounding_fits else raw
-    replicas = spread_replicas if rounding_fits else raw_replicas
+    partitions, warnings = spread_over_brokers(topics, needed, brokers, profile, params)
+    replicas = sum(partitions[t.topic] * t.replication_factor for t in topics)
+    partition_load = partition_resource(replicas, profile, params.zones)
+    used = [utilisation(r, brokers, params.zones) for r in (*traffic, storage, partition_load)]
+    verdict = zone_loss_verdict(
+        [(t.topic, t.replication_factor, t.min_insync_replicas) for t in topics], params.zones
+    )
+    if not verdict.writes_survive and params.zones > 1:
+        warnings.append(f"zone loss: {verdict.detail}")
 
-    warnings: list[str] = []
-    if not rounding_fits:
-        warnings.append(
-            "partitions: left at what throughput needs instead of a multiple of the broker count, "
-            f"which would exceed {profile.recommended_partitions} replicas per broker"
-        )
     node = node_sizing(profile, params.daemonset_cpu, params.daemonset_memory_gib)
     resources, memory_warnings = broker_resources(load, brokers, node, profile, params)
     warnings += memory_warnings
-    per_broker_gib = storage / brokers / params.disk_fill_target
     volumes, per_broker_gib, volume_sizing = storage_class(
-        per_broker_gib, per_broker_disk_mb_s(load, brokers, params), profile, params
+        storage.normal / brokers / params.disk_fill_target,
+        per_broker_disk_mb_s(load, brokers, params),
+        profile,
+        params,
     )
     min_isr = min(t.min_insync_replicas for t in topics)
     warnings += _topic_warnings(topics, brokers, params)
@@ -360,7 +281,13 @@ def size_cluster(
         )
         for t in topics
     ]
-    return SizingResult(cluster=cluster, topics=topic_rows, warnings=warnings)
+    return SizingResult(
+        cluster=cluster,
+        topics=topic_rows,
+        warnings=warnings,
+        utilisation=used,
+        zone_loss=verdict,
+    )
 
 
 def _topic_warnings(

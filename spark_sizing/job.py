@@ -15,12 +15,12 @@ from pyspark.sql import Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
+from spark_sizing.charts import MonthTotal
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
-from spark_sizing.outputs import publish, write_rejected, write_reports
+from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
-from spark_sizing.report import MonthTotal
 from spark_sizing.session import observed_counts, observed_plan_kept_whole, spark_session
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
@@ -42,10 +42,15 @@ def run_sizing(
     spark: SparkSession | None = None,
     show_progress: bool = True,
     s3_read: sources.S3Read = sources.DEFAULT_S3_READ,
+    allow_unknown_columns: bool = False,
 ) -> SizingRun:
-    """Size a cluster from projections at `input_location`; write every output to `out`."""
+    """Size a cluster from projections at `input_location`; write every output to `out`.
+
+    Columns the input contract does not know are refused unless `allow_unknown_columns`."""
     if not s3.is_s3(input_location):
-        sources.local_input(input_location)  # a wrong path is reported before a JVM starts
+        # A wrong path, or a CSV header with a missing or misspelt column, is reported before
+        # a JVM starts.
+        sources.check_local_header(sources.local_input(input_location), allow_unknown_columns)
     spark = spark or spark_session(reads_s3=s3.is_s3(input_location))
     with (
         tempfile.TemporaryDirectory(prefix="kafkastack-") as tmp,
@@ -55,9 +60,9 @@ def run_sizing(
         local_out.mkdir(parents=True, exist_ok=True)
         with stages.stage(f"reading {input_location}"):
             files = sources.resolve(input_location, Path(tmp) / "input", spark, s3_read)
-            raw = sources.read(spark, files)
+            raw = sources.read(spark, files, allow_unknown_columns)
         with stages.stage("validating rows, marking duplicate periods, aggregating per month"):
-            validated = validation.validate(raw)
+            validated = validation.validate(raw.frame, raw.csv_fields)
             # Rows read and rows invalid are counted in the same scan that feeds the aggregation.
             counted = Observation("rows")
             observed = validated.observe(
@@ -88,12 +93,18 @@ def run_sizing(
                 f"{duplicate_count} duplicates, {invalid_count} invalid; please report this"
             )
         with stages.stage("writing rejected rows"):
-            write_rejected(validated, invalid_count, duplicate_count, local_out / "rejected")
+            write_rejected(
+                validated,
+                validation.input_columns(raw.frame),
+                (invalid_count, duplicate_count),
+                Path(tmp),
+                local_out / REJECTED_FILE,
+            )
         if accepted == 0:
             publish(local_out, out)
             raise sources.InputError(
                 f"--input {input_location}: none of {read_count} rows is valid; "
-                f"see the reasons in {out.rstrip('/')}/rejected/ and fix the input"
+                f"see the reasons in {out.rstrip('/')}/{REJECTED_FILE} and fix the input"
             )
         with stages.stage("projecting demand per topic"):
             demand = [
@@ -122,15 +133,17 @@ def run_sizing(
                     duplicates_dropped=duplicate_count,
                 ),
                 warnings=result.warnings,
+                utilisation=result.utilisation,
+                zone_loss=result.zone_loss,
             )
-            write_reports(report, months, profile, local_out)
+            write_reports(report, months, local_out)
             publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
 
 
 def _topic_demand(row: object) -> TopicDemand:
     r = row.asDict()  # type: ignore[attr-defined]
-    pinned = r["pinned_partitions"]
+    pinned, consumers = r["pinned_partitions"], r["consumers_per_group"]
     return TopicDemand(
         topic=r["topic"],
         peak_ingress_mb_s=float(r["peak_ingress_mb_s"]),
@@ -141,4 +154,5 @@ def _topic_demand(row: object) -> TopicDemand:
         min_insync_replicas=int(r["min_insync_replicas"]),
         pinned_partitions=int(pinned) if pinned is not None else None,
         compression_ratio=float(r["compression_ratio"]),
+        consumers_per_group=int(consumers) if consumers is not None else None,
     )

@@ -1,27 +1,17 @@
 """The sizing report people read: Markdown for pull requests, self-contained HTML with charts.
 
-Pure functions from the `SizingReport` (and the monthly series) to text; no Spark here.
+Pure functions from the `SizingReport` (and the monthly series) to text; no Spark here. Charts
+are in spark_sizing/charts.py.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
-import matplotlib
-import numpy as np
+from spark_sizing.charts import TOP_TOPICS, MonthTotal, charts
+from spark_sizing.contract import ResourceUtilisation, SizingReport
 
-matplotlib.use("Agg")  # no display: charts are rendered to PNG bytes
-import matplotlib.pyplot as plt
-from matplotlib.figure import Figure
-
-from spark_sizing.contract import SizingReport
-
-TOP_TOPICS = 10
 CONSTRAINT_LABELS = {
     "ingress": "ingress (disk writes, network in)",
     "egress": "egress (replication + consumers)",
@@ -29,23 +19,110 @@ CONSTRAINT_LABELS = {
     "partitions": "partition replicas",
     "minimum": "minimum (3 and RF)",
 }
+# The constraint each resource counts towards.
+RESOURCE_CONSTRAINT = {
+    "disk writes": "ingress",
+    "network in": "ingress",
+    "network out": "egress",
+    "storage": "storage",
+    "partition replicas": "partitions",
+}
 
 
-@dataclass(frozen=True)
-class MonthTotal:
-    month: datetime
-    avg_ingress_mb_s: float
-    peak_ingress_mb_s: float
-    peak_egress_mb_s: float
+def _amount(value: float, unit: str) -> str:
+    if unit == "replicas":
+        return f"{value:,.0f}"
+    return f"{value:,.1f} {unit}"
+
+
+def _limit(u: ResourceUtilisation, zones: int) -> str:
+    if u.zone_down_limit == u.target or zones == 1:
+        return f"{_amount(u.capacity_per_broker, u.unit)} × {u.target:.0%}"
+    return (
+        f"{_amount(u.capacity_per_broker, u.unit)} × {u.target:.0%} "
+        f"({u.zone_down_limit:.0%} with a zone down)"
+    )
 
 
 def _constraint_rows(report: SizingReport) -> list[str]:
+    """Each constraint with its real figure: total load, what one broker may take, brokers."""
     c = report.cluster
+    if not report.utilisation:  # a sizing.json from before schema 1.1
+        return [
+            f"| {CONSTRAINT_LABELS.get(name, name)} | | | {count}"
+            f"{' **← binding**' if name == c.binding_constraint else ''} |"
+            for name, count in sorted(c.constraints.items(), key=lambda kv: -kv[1])
+        ]
     rows = []
-    for name, count in sorted(c.constraints.items(), key=lambda kv: -kv[1]):
-        mark = " **← binding**" if name == c.binding_constraint else ""
-        rows.append(f"| {CONSTRAINT_LABELS.get(name, name)} | {count}{mark} |")
+    marked = False
+    for u in sorted(report.utilisation, key=lambda u: -u.brokers_needed):
+        constraint = RESOURCE_CONSTRAINT.get(u.resource, u.resource)
+        binding = constraint == c.binding_constraint and not marked
+        binding = binding and u.brokers_needed == c.constraints.get(constraint)
+        marked = marked or binding
+        label = u.resource if constraint == u.resource else f"{constraint}: {u.resource}"
+        rows.append(
+            f"| {label} | {_amount(u.per_broker * c.brokers, u.unit)} | "
+            f"{_limit(u, c.zones)} | {u.brokers_needed}{' **← binding**' if binding else ''} |"
+        )
+    minimum = c.constraints.get("minimum", 3)
+    mark = " **← binding**" if c.binding_constraint == "minimum" else ""
+    rows.append(f"| minimum (3 and the highest RF) | | | {minimum}{mark} |")
     return rows
+
+
+def _percent(value: float | None, load: float | None, unit: str) -> str:
+    if value is None or load is None:
+        return "—"
+    return f"{_amount(load, unit)} ({value:.0%})"
+
+
+def _utilisation_rows(report: SizingReport) -> list[str]:
+    return [
+        f"| {u.resource} | {_amount(u.capacity_per_broker, u.unit)} | "
+        f"{_percent(u.utilisation, u.per_broker, u.unit)} | "
+        f"{_percent(u.zone_down_utilisation, u.zone_down_per_broker, u.unit)} |"
+        for u in report.utilisation
+    ]
+
+
+def _assumption_rows(report: SizingReport) -> list[str]:
+    p = report.parameters
+    zones = int(p.get("zones") or report.cluster.zones)
+    share = f"{zones - 1}/{zones} of the brokers left with one down" if zones > 1 else "one"
+    multiple = p.get("partition_multiple")
+    rounding = (
+        "as needed, no rounding"
+        if multiple in (1, None)
+        else "a multiple of the broker count"
+        if multiple == "brokers"
+        else f"a multiple of {multiple}"
+    )
+    rows = {
+        "profile": str(p.get("profile", report.cluster.profile)),
+        "horizon": f"{p.get('horizon_months')} months of growth past the last period",
+        "zones": f"{zones} ({share})",
+        "target utilisation": f"{_pct(p.get('target_utilisation'))} normally, "
+        f"{_pct(p.get('zone_down_utilisation'))} with one zone down",
+        "retention headroom": f"disks {_pct(p.get('disk_fill_target'))} full at the horizon, "
+        f"+{_pct(p.get('storage_overhead'))} for segments and indexes",
+        "peak": f"{p.get('peak_factor')} × average where no peak is given",
+        "partitions": f"peak ÷ {p.get('producer_mb_s_per_partition')} MB/s (producers), "
+        f"÷ {p.get('consumer_mb_s_per_partition')} MB/s (consumers), ≥ consumers per group; "
+        f"{rounding}",
+        "routers": f"{_number(p.get('router_capacity_mb_s'))} MB/s per replica at "
+        f"{_pct(p.get('router_target_utilisation'))}; "
+        f"{_pct(p.get('router_external_share'))} of client traffic external",
+    }
+    return [f"| {name} | {value} |" for name, value in rows.items()]
+
+
+def _number(value: object) -> str:
+    return f"{value:,g}" if isinstance(value, int | float) else "—"
+
+
+def _pct(value: object) -> str:
+    return f"{value:.0%}" if isinstance(value, int | float) else "—"
 
 
 def _top_topics(report: SizingReport) -> list[str]:
@@ -57,19 +134,43 @@ def _top_topics(report: SizingReport) -> list[str]:
     ]
 
 
+def _zone_loss_line(report: SizingReport) -> str:
+    z = report.zone_loss
+    if z is None:
+        return ""
+    verdict = "survived" if z.writes_survive else "**not survived**"
+    return f"Zone loss: {verdict}: {z.detail}."
+
+
 def markdown(report: SizingReport) -> str:
     """Short enough for a pull-request comment: the decision, why, and what was rejected."""
     c = report.cluster
+    survivors = c.brokers - max(c.brokers_per_zone) if c.zones > 1 else c.brokers
     lines = [
         f"## Kafka sizing: {c.brokers} brokers × {c.profile} over {c.zones} zones",
         "",
         f"Binding constraint: **{c.binding_constraint}** "
-        f"(brokers per zone: {', '.join(str(n) for n in c.brokers_per_zone)}; peak must still fit "
-        "with one zone down).",
+        f"(brokers per zone: {', '.join(str(n) for n in c.brokers_per_zone)}). "
+        f"{_zone_loss_line(report)}",
         "",
-        "| constraint | brokers needed |",
-        "| --- | ---: |",
+        "| constraint | load | per broker | brokers needed |",
+        "| --- | ---: | ---: | ---: |",
         *_constraint_rows(report),
+    ]
+    if report.utilisation:
+        lines += [
+            "",
+            f"Per broker at {c.brokers} brokers ({survivors} left with one zone down):",
+            "",
+            "| resource | capacity | normally | one zone down |",
+            "| --- | ---: | ---: | ---: |",
+            *_utilisation_rows(report),
+        ]
+    lines += [
+        "",
+        "| assumption | value |",
+        "| --- | --- |",
+        *_assumption_rows(report),
         "",
         "| figure | value |",
         "| --- | ---: |",
@@ -84,7 +185,8 @@ def markdown(report: SizingReport) -> str:
         f"| storage class | {c.storage_class.type}, {c.storage_class.iops:,} IOPS, "
         f"{c.storage_class.throughput_mb_s:,.0f} MB/s |",
         f"| metadata quorum | {c.quorum.kind} × {c.quorum.nodes} |",
-        f"| routers | {c.router.replicas} for {c.router.client_mb_s:,.1f} MB/s of clients |",
+        f"| routers | {c.router.replicas} for {c.router.client_mb_s:,.1f} MB/s of external "
+        "clients |",
         "",
         f"Top {min(TOP_TOPICS, len(report.topics))} of {len(report.topics)} topics by peak in:",
         "",
@@ -94,108 +196,18 @@ def markdown(report: SizingReport) -> str:
         "",
         f"Input rows: {report.inputs.rows_read:,} read, {report.inputs.rows_accepted:,} accepted, "
         f"{report.inputs.rows_rejected:,} rejected "
-        f"({report.inputs.duplicates_dropped:,} duplicates) — see `rejected/`.",
+        f"({report.inputs.duplicates_dropped:,} duplicates) — see `rejected.csv`.",
     ]
     if report.warnings:
         lines += ["", "**Warnings**", "", *[f"- {w}" for w in report.warnings]]
     return "\n".join(lines) + "\n"
 
 
-def _png(fig: Figure) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _capacity_mb_s(report: SizingReport, per_broker_network_mb_s: float) -> float:
-    """Client ingress the cluster carries at target utilisation with one zone down."""
-    c = report.cluster
-    surviving = c.brokers * (c.zones - 1) / c.zones if c.zones > 1 else c.brokers
-    # Each client MB/s costs (RF−1) replication + consumer fan-out on the network out side.
-    fan_out = (c.replication_mb_s + c.peak_egress_mb_s) / max(c.peak_ingress_mb_s, 1e-9)
-    return surviving * per_broker_network_mb_s * 0.5 / max(fan_out, 1.0)
-
-
-def _horizon(report: SizingReport, last_month: np.datetime64) -> np.datetime64:
-    """The month the projection is for: the last observed month plus the horizon."""
-    months = int(report.parameters.get("horizon_months") or 0)
-    return np.datetime64(last_month.astype("datetime64[M]") + np.timedelta64(months, "M"), "s")
-
-
-def traffic_chart(report: SizingReport, months: Sequence[MonthTotal], network_mb_s: float) -> str:
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    x = np.array([m.month for m in months], dtype="datetime64[s]")
-    ax.plot(x, [m.avg_ingress_mb_s for m in months], label="ingress (avg)")
-    ax.plot(x, [m.peak_ingress_mb_s for m in months], label="ingress (peak)")
-    ax.plot(x, [m.peak_egress_mb_s for m in months], label="consumer egress (peak)")
-    if len(x):
-        ax.scatter(
-            [_horizon(report, x[-1])],
-            [report.cluster.peak_ingress_mb_s],
-            marker="*",
-            s=120,
-            label="projected peak ingress at horizon",
-            zorder=3,
-        )
-    ax.axhline(
-        _capacity_mb_s(report, network_mb_s),
-        color="red",
-        linestyle="--",
-        label="cluster client-ingress capacity (one zone down)",
-    )
-    ax.set_ylabel("MB/s")
-    ax.set_title("Projected traffic against cluster capacity")
-    ax.legend(fontsize=7)
-    fig.autofmt_xdate()
-    return _png(fig)
-
-
-def constraint_chart(report: SizingReport) -> str:
-    fig, ax = plt.subplots(figsize=(6, 3))
-    names = list(report.cluster.constraints)
-    colours = ["tab:red" if n == report.cluster.binding_constraint else "tab:blue" for n in names]
-    ax.barh(names, [report.cluster.constraints[n] for n in names], color=colours)
-    ax.set_xlabel("brokers needed")
-    ax.set_title("Broker count per constraint (red: binding)")
-    return _png(fig)
-
-
-def storage_chart(report: SizingReport, months: Sequence[MonthTotal]) -> str:
-    """Storage the cluster holds at each month's average ingress (retention-weighted)."""
-    total_now = sum(t.storage_gib for t in report.topics)
-    peak_now = max(report.cluster.peak_ingress_mb_s, 1e-9)
-    fig, ax = plt.subplots(figsize=(8, 3))
-    x = np.array([m.month for m in months], dtype="datetime64[s]")
-    # Storage scales with ingress; the last point is the projected total at the horizon.
-    ax.plot(x, [total_now * m.peak_ingress_mb_s / peak_now for m in months], label="stored (GiB)")
-    capacity = report.cluster.storage_per_broker_gib * report.cluster.brokers
-    ax.axhline(capacity, color="red", linestyle="--", label="provisioned (GiB)")
-    ax.set_ylabel("GiB")
-    ax.set_title("Storage growth")
-    ax.legend(fontsize=7)
-    fig.autofmt_xdate()
-    return _png(fig)
-
-
-def topics_chart(report: SizingReport) -> str:
-    top = sorted(report.topics, key=lambda t: -t.peak_ingress_mb_s)[:TOP_TOPICS]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.barh([t.topic for t in reversed(top)], [t.peak_ingress_mb_s for t in reversed(top)])
-    ax.set_xlabel("peak ingress MB/s")
-    ax.set_title(f"Top {len(top)} topics")
-    return _png(fig)
-
-
-def html_report(report: SizingReport, months: Sequence[MonthTotal], network_mb_s: float) -> str:
+def html_report(report: SizingReport, months: Sequence[MonthTotal]) -> str:
     """One file, no external assets: charts are inline PNGs, the tables come from the Markdown."""
-    charts = [
-        traffic_chart(report, months, network_mb_s),
-        constraint_chart(report),
-        storage_chart(report, months),
-        topics_chart(report),
-    ]
-    images = "\n".join(f'<img alt="chart" src="data:image/png;base64,{c}">' for c in charts)
+    images = "\n".join(
+        f'<img alt="chart" src="data:image/png;base64,{c}">' for c in charts(report, months)
+    )
     body = _markdown_tables_to_html(markdown(report))
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>kafkastack sizing</title>"

@@ -32,6 +32,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("min_insync_replicas", "integer", False, "min.insync.replicas, 1..RF (default RF−1)"),
     Column("partitions", "integer", False, "pinned partition count that sizing must keep, ≥ 1"),
     Column("compression_ratio", "number", False, "bytes stored per byte produced, (0, 1]"),
+    Column(
+        "consumers_per_group",
+        "integer",
+        False,
+        "most consumers one group runs in parallel on the topic; partitions ≥ this, ≥ 1",
+    ),
 )
 
 REQUIRED = tuple(c.name for c in COLUMNS if c.required)
@@ -68,6 +74,7 @@ def json_schema() -> dict[str, object]:
     properties["min_insync_replicas"]["minimum"] = 1
     properties["partitions"]["minimum"] = 1
     properties["compression_ratio"].update({"exclusiveMinimum": 0, "maximum": 1})
+    properties["consumers_per_group"]["minimum"] = 1
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://kafkastack.dev/schemas/projection-row.json",
@@ -75,5 +82,5 @@ def json_schema() -> dict[str, object]:
         "type": "object",
         "required": list(REQUIRED),
         "properties": properties,
-        "additionalProperties": True,
+        "additionalProperties": False,
     }

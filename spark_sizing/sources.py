@@ -8,6 +8,7 @@ disk and lets executors read in parallel.
 from __future__ import annotations
 
 import csv
+import difflib
 import glob
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_sizing import s3, s3a
-from spark_sizing.schema import CORRUPT_RECORD, REQUIRED, raw_csv_schema
+from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD, REQUIRED, raw_csv_schema
 
 FORMATS = {
     ".csv": "csv",
@@ -126,8 +127,44 @@ def _single_format(location: str, files: list[str]) -> str:
     return kinds.pop() or "csv"
 
 
-def read(spark: SparkSession, files: InputFiles) -> DataFrame:
-    """The raw rows, text-typed where the format allows, with missing required columns refused."""
+@dataclass(frozen=True)
+class RawRows:
+    """The rows as read, and how many fields a CSV line must have (None for other formats)."""
+
+    frame: DataFrame
+    csv_fields: int | None = None
+
+
+def check_columns(columns: list[str], allow_unknown: bool) -> None:
+    """Refuses a missing required column and, unless allowed, a column the contract does not know
+    (a misspelt optional column would otherwise be ignored without a word)."""
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        raise InputError(
+            f"input is missing required column(s) {', '.join(missing)}; "
+            f"add them (see docs/input-schema.json). Columns found: {', '.join(columns)}"
+        )
+    unknown = [c for c in columns if c not in ALL_COLUMNS and c != CORRUPT_RECORD]
+    if unknown and not allow_unknown:
+        name = unknown[0]
+        close = difflib.get_close_matches(name, ALL_COLUMNS, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        others = f" (and {', '.join(repr(u) for u in unknown[1:])})" if unknown[1:] else ""
+        raise InputError(
+            f"input has unknown column {name!r}{hint}{others}; rename it to one of "
+            f"{', '.join(ALL_COLUMNS)}, or pass --allow-unknown-columns to ignore it"
+        )
+
+
+def check_local_header(files: InputFiles, allow_unknown: bool) -> None:
+    """A local CSV's columns are checked from its header before Spark starts."""
+    if files.format == "csv" and files.reader == "local" and files.paths:
+        check_columns([h.strip() for h in _csv_header(files)], allow_unknown)
+
+
+def read(spark: SparkSession, files: InputFiles, allow_unknown: bool = False) -> RawRows:
+    """The raw rows, text-typed where the format allows; missing required columns and unknown
+    ones (unless allowed) are refused."""
     try:
         df = _dataframe(spark, files)
     except InputError:
@@ -140,13 +177,14 @@ def read(spark: SparkSession, files: InputFiles) -> DataFrame:
             "endpoint and region (shared with boto3) and the AWS credentials in Spark's "
             "environment, or use --s3-read download"
         ) from None
-    missing = [c for c in REQUIRED if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"input is missing required column(s) {', '.join(missing)}; "
-            f"add them (see docs/input-schema.json). Columns found: {', '.join(df.columns)}"
-        )
-    return df
+    check_columns(df.columns, allow_unknown)
+    if files.format != "csv":
+        return RawRows(df)
+    # A line whose field count differs from the header's is malformed, and Spark flags it only
+    # when it splits every column: with pruning on, a line with extra fields passes when a column
+    # goes unread (an allowed unknown one). The session setting is read when the scan runs.
+    spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
+    return RawRows(df, csv_fields=len(df.columns) - 1)
 
 
 def _root_cause(err: Exception) -> str:

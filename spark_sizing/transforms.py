@@ -40,6 +40,7 @@ MODEL_COLUMNS = (
     "min_insync_replicas",
     "partitions",
     "compression_ratio",
+    "consumers_per_group",
 )
 
 
@@ -164,6 +165,7 @@ def topic_month_pieces(marked: DataFrame) -> DataFrame:
         F.min(of_kept(F.col("min_insync_replicas"))).alias("min_insync_replicas"),
         F.max(of_kept(F.col("partitions"))).alias("pinned_partitions"),
         F.max(of_kept(F.col("compression_ratio"))).alias("compression_ratio"),
+        F.max(of_kept(F.col("consumers_per_group"))).alias("consumers_per_group"),
     )
 
 
@@ -196,6 +198,7 @@ def topic_demand(pieces: DataFrame, horizon_months: int) -> DataFrame:
         F.min("min_insync_replicas").alias("min_insync_replicas"),
         F.max("pinned_partitions").alias("pinned_partitions"),
         F.max("compression_ratio").alias("compression_ratio"),
+        F.max("consumers_per_group").alias("consumers_per_group"),
     )
     n, sx = F.col("n"), F.col("sx")
     spread = n * F.col("sxx") - sx * sx  # n² · variance of x: zero for a single period
@@ -219,6 +222,7 @@ def topic_demand(pieces: DataFrame, horizon_months: int) -> DataFrame:
         "min_insync_replicas",
         "pinned_partitions",
         "compression_ratio",
+        "consumers_per_group",
         "growth_factor",
     )
 

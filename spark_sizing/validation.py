@@ -14,7 +14,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from spark_sizing.schema import (
-    ALL_COLUMNS,
     CORRUPT_RECORD,
     DEFAULT_REPLICATION_FACTOR,
     OPTIONAL,
@@ -37,6 +36,7 @@ SPARK_TYPES = {
     "min_insync_replicas": "int",
     "partitions": "int",
     "compression_ratio": "double",
+    "consumers_per_group": "int",
 }
 
 
@@ -136,6 +136,7 @@ def _value_rules(t: dict[str, Column]) -> dict[str, tuple[Column, str]]:
             (t["compression_ratio"] > 0) & (t["compression_ratio"] <= 1),
             "in (0, 1]",
         ),
+        "consumers_per_group": (t["consumers_per_group"] >= 1, "≥ 1"),
     }
 
 
@@ -145,10 +146,6 @@ def _checks(df: DataFrame) -> list[_Check]:
     topic_blank = F.col("topic").isNull() | (F.trim(F.col("topic").cast("string")) == "")
     period = f["period_start"]
     return [
-        _Check(
-            ok=F.col(CORRUPT_RECORD).isNull(),
-            problem=F.when(F.col(CORRUPT_RECORD).isNotNull(), F.lit("malformed line")),
-        ),
         _Check(ok=~topic_blank, problem=F.when(topic_blank, F.lit("topic: missing or empty"))),
         _Check(
             ok=period.typed.isNotNull(),
@@ -164,33 +161,76 @@ def _checks(df: DataFrame) -> list[_Check]:
     ]
 
 
-def validate(raw: DataFrame) -> DataFrame:
-    """Adds typed `t_*` columns and `reason` (null when the row is good) to every input row."""
+def malformed_reason(csv_fields: int | None) -> Column:
+    """Why a line the reader could not split into the row's fields is refused, with its text.
+
+    For CSV that is a field count other than the header's (or an unclosed quote, which makes the
+    count meaningless); for JSON Lines a line that is not one JSON object."""
+    line = F.col(CORRUPT_RECORD)
+    if csv_fields is None:
+        return F.concat(F.lit("not a JSON object: "), line)
+    counted = F.concat(
+        F.size(F.split(line, ",")).cast("string"),
+        F.lit(f" fields where the header has {csv_fields}: "),
+        line,
+    )
+    quoted = F.concat(F.lit(f"not the header's {csv_fields} fields (or an unclosed quote): "), line)
+    return F.when(line.contains('"'), quoted).otherwise(counted)
+
+
+def validate(raw: DataFrame, csv_fields: int | None = None) -> DataFrame:
+    """Adds typed `t_*` columns and `reason` (null when the row is good) to every input row.
+
+    `csv_fields` is the header's field count for CSV input (None for other formats): it words
+    the reason of a line with another count."""
     df = with_optional_columns(raw)
     checks = _checks(df)
-    all_ok = checks[0].ok
-    for check in checks[1:]:
+    all_ok = F.col(CORRUPT_RECORD).isNull()
+    for check in checks:
         all_ok = all_ok & check.ok
     typed = [field.typed.alias(TYPED_PREFIX + name) for name, field in _fields(df).items()]
     # The reason text is assembled only for rows that fail a check. A null verdict would let a
-    # row through unchecked, so it counts as a failure.
+    # row through unchecked, so it counts as a failure. A malformed line's fields are whatever
+    # the reader could split, so its one reason is the line itself.
     failed = ~F.coalesce(all_ok, F.lit(False))
-    reason = F.when(failed, F.concat_ws("; ", *(c.problem for c in checks)))
+    reason = F.when(F.col(CORRUPT_RECORD).isNotNull(), malformed_reason(csv_fields)).when(
+        failed, F.concat_ws("; ", *(c.problem for c in checks))
+    )
     return df.select("*", *typed, reason.alias(REASON))
 
 
-def rejected_rows(validated: DataFrame) -> DataFrame:
-    """Bad rows as they were read, with the reason; written to <out>/rejected/."""
-    present = [n for n in (*ALL_COLUMNS, CORRUPT_RECORD) if n in validated.columns]
+def input_columns(raw: DataFrame) -> list[str]:
+    """The columns the input itself has, in its order (the reader's internal one left out)."""
+    return [c for c in raw.columns if c != CORRUPT_RECORD]
+
+
+def rejected_rows(validated: DataFrame, columns: list[str]) -> DataFrame:
+    """Bad rows with the input's `columns` as read (text stays text) and the reason."""
     return validated.where(F.col(REASON).isNotNull()).select(
-        *[F.col(n).cast("string").alias(n) for n in present], REASON
+        *[F.col(n).cast("string").alias(n) for n in columns], REASON
     )
+
+
+# The input's own columns, as read, packed in one struct: aliasing each text column next to its
+# typed twin made Spark's constraint propagation blow up the driver's heap when planning.
+AS_READ = "as_read"
+
+
+def _typed_columns(validated: DataFrame) -> list[Column]:
+    typed = [c for c in validated.columns if c.startswith(TYPED_PREFIX)]
+    return [
+        F.trim(F.col("topic").cast("string")).alias("topic"),
+        *[F.col(c).alias(c[len(TYPED_PREFIX) :]) for c in typed],
+    ]
 
 
 def accepted_rows(validated: DataFrame) -> DataFrame:
     """Good rows with typed columns under their contract names."""
-    typed = [c for c in validated.columns if c.startswith(TYPED_PREFIX)]
-    return validated.where(F.col(REASON).isNull()).select(
-        F.trim(F.col("topic").cast("string")).alias("topic"),
-        *[F.col(c).alias(c[len(TYPED_PREFIX) :]) for c in typed],
-    )
+    return validated.where(F.col(REASON).isNull()).select(*_typed_columns(validated))
+
+
+def accepted_rows_as_read(validated: DataFrame, columns: list[str]) -> DataFrame:
+    """Good rows with typed columns (as `accepted_rows`) plus the input's `columns` as read in
+    the `as_read` struct: a copy quarantined as a duplicate is written the way it was read."""
+    as_read = F.struct(*[F.col(n).cast("string").alias(n) for n in columns]).alias(AS_READ)
+    return validated.where(F.col(REASON).isNull()).select(*_typed_columns(validated), as_read)

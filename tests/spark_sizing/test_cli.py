@@ -25,9 +25,7 @@ def size(*args: str) -> tuple[int, str]:
 
 
 def rejected_rows(out: Path) -> list[dict[str, str]]:
-    files = list((out / "rejected").glob("part-*.csv"))
-    assert len(files) == 1
-    with files[0].open(newline="") as handle:
+    with (out / "rejected.csv").open(newline="") as handle:
         return list(csv.DictReader(handle))
 
 
@@ -78,9 +76,95 @@ def test_bad_rows_are_quarantined_and_counted(spark: SparkSession, tmp_path: Pat
             "produce_mb_s: not a number: 'NaN'",
             "retention_hours: must be > 0, got 0",
             "duplicate (topic, period_start): kept the row with the highest produce_mb_s",
-            "malformed line",
+            "7 fields where the header has 5: f,2026-01-01,1.0,1,24,extra,columns",
         ]
     )
+
+
+@pytest.mark.spark
+def test_rejected_rows_are_one_file_written_as_read(spark: SparkSession, tmp_path: Path) -> None:
+    # Every column of the contract's sample: with this many, planning the duplicates' pass
+    # once exhausted the driver's heap.
+    header = SAMPLE_INPUT.read_text().splitlines()[0]
+    data = tmp_path / "in.csv"
+    data.write_text(
+        header
+        + "\na,2026-01-01,10,,1,24,3,,512\n"
+        + "a,2026-01-01,7,,1,24,3,,512\n"  # a lower copy: quarantined with its own text
+        + "b,2026-01-01,fast,,1,24,3,,512\n"
+        + "c,2026-01-01,1,1\n"  # fields short
+    )
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 0, output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "rejected.csv",
+        "report.html",
+        "report.md",
+        "sizing.json",
+    ]
+    lines = (out / "rejected.csv").read_text().splitlines()
+    assert lines[0] == header + ",reason"
+    assert sorted(lines[1:]) == [
+        'a,2026-01-01,7,,1,24,3,,512,"duplicate (topic, period_start): kept the row with the '
+        'highest produce_mb_s"',
+        "b,2026-01-01,fast,,1,24,3,,512,produce_mb_s: not a number: 'fast'",
+        'c,2026-01-01,1,1,,,,,,"4 fields where the header has 9: c,2026-01-01,1,1"',
+    ]
+    assert "_corrupt_record" not in (out / "rejected.csv").read_text()
+
+
+@pytest.mark.spark
+def test_a_line_with_extra_fields_is_quarantined_even_beside_an_unread_column(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # An allowed unknown column is never read, and Spark then skipped the field-count check.
+    data = tmp_path / "in.csv"
+    data.write_text(
+        HEADER.strip()
+        + ",owner\n"
+        + "a,2026-01-01,10,1,24,team-a\n"
+        + "b,2026-01-01,10,1,24,team-b,surplus\n"
+    )
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out), "--allow-unknown-columns")
+    assert code == 0, output
+    report = SizingReport.model_validate_json((out / "sizing.json").read_text())
+    assert (report.inputs.rows_accepted, report.inputs.rows_rejected) == (1, 1)
+    assert [r["reason"] for r in rejected_rows(out)] == [
+        "7 fields where the header has 6: b,2026-01-01,10,1,24,team-b,surplus"
+    ]
+
+
+def test_misspelt_column_is_refused_before_spark_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_spark(**_: object) -> None:
+        raise AssertionError("Spark must not start for a header that can be refused at once")
+
+    monkeypatch.setattr("spark_sizing.job.spark_session", no_spark)
+    data = tmp_path / "in.csv"
+    data.write_text(HEADER.strip() + ",replication_factr\na,2026-01-01,10,1,24,2\n")
+    code, output = size("--input", str(data), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert "unknown column 'replication_factr' (did you mean 'replication_factor'?)" in output
+    assert "--allow-unknown-columns" in output
+
+
+@pytest.mark.spark
+def test_unknown_json_key_is_refused_unless_allowed(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "in.jsonl"
+    data.write_text(
+        '{"topic": "a", "period_start": "2026-01-01", "produce_mb_s": 1, "consumer_groups": 1,'
+        ' "retention_hours": 24, "min_insync_replica": 1}\n'
+    )
+    code, output = size("--input", str(data), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert "unknown column 'min_insync_replica' (did you mean 'min_insync_replicas'?)" in output
+    code, output = size(
+        "--input", str(data), "--out", str(tmp_path / "out"), "--allow-unknown-columns"
+    )
+    assert code == 0, output
 
 
 @pytest.mark.spark
@@ -174,3 +258,22 @@ def test_input_schema_document_matches_the_code(repo_root: Path) -> None:
     from spark_sizing.schema import json_schema
 
     assert json.loads((repo_root / "docs" / "input-schema.json").read_text()) == json_schema()
+
+
+@pytest.mark.spark
+def test_warnings_reach_the_console_too(spark: SparkSession, tmp_path: Path) -> None:
+    # Two zones cannot keep RF 3 / min ISR 2 writing through a zone loss: said on the console.
+    code, output = size("--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--zones", "2")
+    assert code == 0, output
+    # The 22 topics at RF 3 stop; the 2 at RF 2 (min ISR 1) keep one replica and go on.
+    assert "zone loss: acks=all writes stop for 22 of 24 topics" in output
+    report = SizingReport.model_validate_json((tmp_path / "sizing.json").read_text())
+    assert report.zone_loss is not None and not report.zone_loss.writes_survive
+    assert "Zone loss: **not survived**" in (tmp_path / "report.md").read_text()
+
+
+def test_bad_partition_multiple_names_the_option(tmp_path: Path) -> None:
+    code, output = size(
+        "--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--partition-multiple", "nodes"
+    )
+    assert code == 2 and "--partition-multiple 'nodes'" in output

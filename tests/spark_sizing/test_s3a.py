@@ -54,9 +54,9 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     seen = Spy()
     read, download = sources.read, s3.download
 
-    def spy_read(spark: SparkSession, files: sources.InputFiles) -> Any:
+    def spy_read(spark: SparkSession, files: sources.InputFiles, allow_unknown: bool) -> Any:
         seen.reads.append(files)
-        return read(spark, files)
+        return read(spark, files, allow_unknown)
 
     def spy_download(objects: list[s3.S3Object], target: Path) -> list[Path]:
         seen.downloaded.extend(objects)
