@@ -6,7 +6,7 @@ configuration and on Kafka's stock defaults, same machine, alternating runs.
 The rendered cluster runs exactly as `kafkastack verify` starts it (network namespaces, mTLS
 replication, SCRAM clients); the stock cluster runs the same brokers with only the settings
 Kafka cannot start without (ids, listeners, quorum, log dirs) and the same security, so the
-comparison isolates the tuning. Prints MB/s, records/s,
+comparison isolates the tuning. Prints MB/s (10^6 B/s), records/s,
 p50/p99 latency and the rendered/stock ratio. No targets are asserted.
 """
 
@@ -24,6 +24,7 @@ from infra import render
 from infra.config import parse_stack_config
 from infra.verify.processes import ProcessCluster
 from spark_sizing.contract import SizingReport
+from spark_sizing.units import mib_s_to_mb_s
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "infra" / "fixtures" / "sizing.json"
 PRODUCER = re.compile(
@@ -139,13 +140,19 @@ def run_round(cluster: ProcessCluster, records: int, work: Path, label: str) -> 
         "--timeout",
         "60000",
     )
-    fields = consumed.strip().splitlines()[-1].split(",")
+    return perf_figures(match, consumed.strip().splitlines()[-1])
+
+
+def perf_figures(produced: re.Match[str], consumed_line: str) -> dict[str, float]:
+    """The tools' figures in the model's units. Kafka's ProducerPerformance and
+    ConsumerPerformance print "MB/sec" / "MB.sec" computed with 1024 × 1024 bytes: MiB/s."""
+    fields = consumed_line.split(",")
     return {
-        "produce_mb_s": float(match[2]),
-        "records_s": float(match[1]),
-        "p50_ms": float(match[3]),
-        "p99_ms": float(match[4]),
-        "consume_mb_s": float(fields[3]),
+        "produce_mb_s": mib_s_to_mb_s(float(produced[2])),
+        "records_s": float(produced[1]),
+        "p50_ms": float(produced[3]),
+        "p99_ms": float(produced[4]),
+        "consume_mb_s": mib_s_to_mb_s(float(fields[3])),
     }
 
 

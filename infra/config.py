@@ -19,6 +19,8 @@ from pydantic import Field, ValidationError, field_validator
 from infra.config_base import NAMESPACE as NAMESPACE  # the readers of stack files import it here
 from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
+from infra.model import resources as pod_resources
+from infra.model import volumes as data_volumes
 from infra.network_config import NetworkConfig, check_network, check_unshared_ranges
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
@@ -281,6 +283,8 @@ def check_safety(c: StackConfig) -> None:
     if c.data_volume_gib <= 0:
         raise _refuse("storage.size_gib", "must be positive")
     check_network(c)
+    data_volumes.check(c)
+    pod_resources.check(c)
 
 
 def password_config_key(user: str) -> str:

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = "1.1"
-# 1.1 added `utilisation` and `zone_loss` to sizing.json; a stack's sizing is the same shape.
+# 1.1 added `utilisation` and `zone_loss` to sizing.json, and `cluster.node` (the broker node's
+# capacity and allocatable: broker requests fit it); a stack's sizing is the same shape.
 SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1"})
 
 ConstraintName = Literal["ingress", "egress", "storage", "partitions", "minimum"]
@@ -24,21 +25,36 @@ class _Frozen(BaseModel):
 
 
 class BrokerResources(_Frozen):
-    """Per-broker compute: hardware profile plus the memory rule (heap + ~30 s page cache)."""
+    """Per-broker compute: what the broker's node can allocate to it (heap + page cache)."""
 
-    cpu: float = Field(gt=0, description="vCPUs per broker")
-    memory_gib: float = Field(gt=0, description="container memory per broker, GiB")
+    cpu: float = Field(gt=0, description="vCPUs requested per broker (fits node allocatable)")
+    memory_gib: float = Field(gt=0, description="container memory request = limit, GiB")
     heap_gib: float = Field(gt=0, description="JVM heap per broker, GiB")
     num_network_threads: int = Field(ge=1, description="num.network.threads")
     num_io_threads: int = Field(ge=1, description="num.io.threads")
 
 
 class StorageClassSizing(_Frozen):
-    """Volume type and the provisioned performance that carries the per-broker disk throughput."""
+    """Volume type and what each data volume must carry (its share of the broker's disk writes).
 
-    type: str = Field(description="volume type, e.g. gp3, io2, pd-ssd, premium")
-    iops: int = Field(ge=0, description="provisioned IOPS per volume")
-    throughput_mb_s: float = Field(ge=0, description="provisioned throughput per volume, MB/s")
+    The StorageClass converts to the type's unit (MiB/s for EBS) rounding up, raises to the type's
+    floors and refuses its ceilings (spark_sizing/volume_types.py).
+    """
+
+    type: str = Field(description="volume type (spark_sizing/data/volume_types.yaml)")
+    iops: int = Field(ge=0, description="IOPS per volume")
+    throughput_mb_s: float = Field(ge=0, description="throughput each volume must carry, MB/s")
+
+
+class NodeSizing(_Frozen):
+    """One broker node: capacity, and allocatable after the kubelet's reservations."""
+
+    cpu: float = Field(gt=0, description="vCPUs of the instance")
+    memory_gib: float = Field(gt=0, description="memory of the instance, GiB")
+    allocatable_cpu: float = Field(gt=0, description="capacity − kube/system reserved, vCPUs")
+    allocatable_memory_gib: float = Field(gt=0, description="… − eviction threshold, GiB")
+    daemonset_cpu: float = Field(ge=0, description="vCPUs left to daemon sets on every node")
+    daemonset_memory_gib: float = Field(ge=0, description="GiB left to daemon sets")
 
 
 class QuorumSizing(_Frozen):
@@ -78,6 +94,7 @@ class ClusterSizing(_Frozen):
     replication_factor: int = Field(ge=1, description="highest RF among topics")
     min_insync_replicas: int = Field(ge=1)
     broker: BrokerResources
+    node: NodeSizing | None = Field(default=None, description="schema 1.1; else the profile's")
     storage_class: StorageClassSizing
     quorum: QuorumSizing
     router: RouterSizing

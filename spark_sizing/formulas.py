@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from spark_sizing.allocatable import node_sizing
 from spark_sizing.constraints import (
     binding_constraint,
     broker_constraints,
@@ -32,6 +33,7 @@ from spark_sizing.constraints import (
 from spark_sizing.contract import (
     BrokerResources,
     ClusterSizing,
+    NodeSizing,
     QuorumSizing,
     ResourceUtilisation,
     RouterSizing,
@@ -40,16 +42,16 @@ from spark_sizing.contract import (
     ZoneLoss,
 )
 from spark_sizing.model_inputs import SizingParameters, TopicDemand
-from spark_sizing.profiles import EBS_MAX_VOLUME_GIB, HardwareProfile
+from spark_sizing.profiles import HardwareProfile
 from spark_sizing.routers import router_replicas
+from spark_sizing.units import BYTES_PER_GIB, BYTES_PER_MB
+from spark_sizing.volume_types import volume_layout, volume_type
 from spark_sizing.zone_loss import zone_loss_verdict
 
 # The model's inputs and per-topic partitions have their own modules; callers that import them
 # from here keep working.
 __all__ = ["SizingParameters", "TopicDemand", "raw_partitions", "size_cluster"]
 
-BYTES_PER_MB = 1_000_000
-BYTES_PER_GIB = 1024**3
 SECONDS_PER_HOUR = 3600
 
 
@@ -97,53 +99,68 @@ def brokers_per_zone(brokers: int, zones: int) -> list[int]:
     return [base + (1 if z < extra else 0) for z in range(zones)]
 
 
-def broker_resources(
-    load: ClusterLoad, brokers: int, profile: HardwareProfile, params: SizingParameters
-) -> tuple[BrokerResources, list[str]]:
-    """Heap plus page cache for ~30 s of each broker's writes (Confluent), on a dedicated node.
+def _floor_to(value: float, step: float) -> float:
+    return math.floor(round(value / step, 6)) * step
 
-    The broker gets the node's memory less a tenth for the kubelet and the OS: whatever the heap
-    does not use becomes page cache, which serves consumers at the tip without disk reads.
+
+def broker_resources(
+    load: ClusterLoad, brokers: int, node: NodeSizing, profile: HardwareProfile, p: SizingParameters
+) -> tuple[BrokerResources, list[str]]:
+    """The node's allocatable less its daemon sets, on a node of its own; heap plus ~30 s of
+    each broker's writes in page cache (Confluent): what the heap does not use is page cache.
+
+    Requests are rounded down (0.1 vCPU, 0.25 GiB) so they always fit what they came from.
     """
     warnings: list[str] = []
-    writes_per_broker = load.disk_writes / brokers
-    page_cache_gib = writes_per_broker * BYTES_PER_MB * params.page_cache_seconds / BYTES_PER_GIB
-    wanted = math.ceil(params.heap_gib + page_cache_gib + 1.0)  # +1 GiB for the JVM itself
-    available = math.floor(profile.memory_gib * 0.9)
-    memory = float(available)
-    if wanted > available:
-        warnings.append(
-            f"memory: brokers want {wanted} GiB (heap + 30 s page cache) but {profile.name} leaves "
-            f"{available} GiB; choose a larger or memory-optimised profile (r6i)"
+    cpu = _floor_to(node.allocatable_cpu - node.daemonset_cpu, 0.1)
+    memory = _floor_to(node.allocatable_memory_gib - node.daemonset_memory_gib, 0.25)
+    if cpu <= 0 or memory <= 1.0:
+        raise ValueError(
+            f"profile {profile.name}: {node.allocatable_cpu:g} vCPUs / "
+            f"{node.allocatable_memory_gib:g} GiB allocatable leave nothing for a broker after the "
+            "daemon sets; choose a larger profile"
         )
-    heap = min(params.heap_gib, max(1.0, memory / 4))
-    cpu = profile.cpu
+    writes_per_broker = load.disk_writes / brokers
+    page_cache_gib = writes_per_broker * BYTES_PER_MB * p.page_cache_seconds / BYTES_PER_GIB
+    wanted = math.ceil(p.heap_gib + page_cache_gib + 1.0)  # +1 GiB for the JVM itself
+    if wanted > memory:
+        warnings.append(
+            f"memory: brokers want {wanted} GiB (heap + 30 s page cache) but {profile.name} can "
+            f"give a broker {memory:g} GiB; choose a larger or memory-optimised profile (r6i)"
+        )
+    heap = min(p.heap_gib, max(1.0, memory / 4))
     # MSK's thread table: num.io.threads = vCPUs, num.network.threads = vCPUs / 2.
     resources = BrokerResources(
-        cpu=cpu,
-        memory_gib=memory,
+        cpu=round(cpu, 1),
+        memory_gib=round(memory, 2),
         heap_gib=heap,
-        num_network_threads=max(3, int(cpu // 2)),
-        num_io_threads=max(8, int(cpu)),
+        num_network_threads=max(3, int(profile.cpu // 2)),
+        num_io_threads=max(8, int(profile.cpu)),
     )
     return resources, warnings
 
 
-def storage_class(
-    load: ClusterLoad, brokers: int, volumes: int, profile: HardwareProfile, p: SizingParameters
-) -> StorageClassSizing:
-    """Provisioned volume performance that carries each broker's disk traffic with one zone down.
-
-    gp3 needs IOPS ≥ 4 × MiB/s (0.25 MiB/s per IOPS) and tops out at 1000 MiB/s and 16k IOPS;
-    beyond that the volume must be io2.
-    """
+def per_broker_disk_mb_s(load: ClusterLoad, brokers: int, p: SizingParameters) -> float:
+    """Disk writes each broker must sustain with one zone down, at target utilisation."""
     surviving_brokers = max(1, math.floor(brokers * surviving_share(p.zones)))
-    per_volume_mb_s = load.disk_writes / surviving_brokers / volumes / p.target_utilisation
-    throughput = max(125.0, math.ceil(per_volume_mb_s))
-    iops = max(3000, math.ceil(throughput / 1.048576 * 4))
-    if profile.volume_type == "gp3" and (throughput > 1000 * 1.048576 or iops > 16000):
-        return StorageClassSizing(type="io2", iops=min(256000, iops), throughput_mb_s=throughput)
-    return StorageClassSizing(type=profile.volume_type, iops=iops, throughput_mb_s=throughput)
+    return load.disk_writes / surviving_brokers / p.target_utilisation
+
+
+def storage_class(
+    per_broker_gib: float, per_broker_mb_s: float, profile: HardwareProfile, p: SizingParameters
+) -> tuple[int, float, StorageClassSizing]:
+    """Data volumes per broker, GiB per broker, and what each volume must carry: several volumes
+    (JBOD) once one would pass `volume_headroom` of its type's size, throughput or IOPS ceiling;
+    never smaller than the type allows for the IOPS it needs."""
+    layout = volume_layout(
+        volume_type(profile.volume_type), per_broker_gib, per_broker_mb_s, p.volume_headroom
+    )
+    sized = StorageClassSizing(
+        type=profile.volume_type,
+        iops=layout.provisioned.iops or 0,
+        throughput_mb_s=layout.throughput_mb_s,
+    )
+    return layout.volumes, max(per_broker_gib, layout.size_gib * layout.volumes), sized
 
 
 def quorum(brokers: int, partition_replicas: int, params: SizingParameters) -> QuorumSizing:
@@ -219,10 +236,15 @@ def size_cluster(
     if not verdict.writes_survive and params.zones > 1:
         warnings.append(f"zone loss: {verdict.detail}")
 
-    resources, memory_warnings = broker_resources(load, brokers, profile, params)
+    node = node_sizing(profile, params.daemonset_cpu, params.daemonset_memory_gib)
+    resources, memory_warnings = broker_resources(load, brokers, node, profile, params)
     warnings += memory_warnings
-    per_broker_gib = storage.normal / brokers / params.disk_fill_target
-    volumes = max(1, math.ceil(per_broker_gib / EBS_MAX_VOLUME_GIB))
+    volumes, per_broker_gib, volume_sizing = storage_class(
+        storage.normal / brokers / params.disk_fill_target,
+        per_broker_disk_mb_s(load, brokers, params),
+        profile,
+        params,
+    )
     min_isr = min(t.min_insync_replicas for t in topics)
     warnings += _topic_warnings(topics, brokers, params)
 
@@ -236,13 +258,14 @@ def size_cluster(
         peak_ingress_mb_s=round(load.ingress, 3),
         peak_egress_mb_s=round(load.consumer_egress, 3),
         replication_mb_s=round(load.replication, 3),
-        storage_per_broker_gib=round(per_broker_gib, 1),
+        storage_per_broker_gib=math.ceil(per_broker_gib * 10) / 10,
         data_volumes_per_broker=volumes,
         partitions_total=replicas,
         replication_factor=max_rf,
         min_insync_replicas=max(1, min_isr),
         broker=resources,
-        storage_class=storage_class(load, brokers, volumes, profile, params),
+        node=node,
+        storage_class=volume_sizing,
         quorum=quorum(brokers, replicas, params),
         router=router(load, params),
     )

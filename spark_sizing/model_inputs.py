@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from spark_sizing.partitions import PartitionMultiple
 from spark_sizing.routers import HAPROXY_MB_S_PER_REPLICA
+from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM
 
 
 class SizingParameters(BaseModel):
@@ -45,6 +46,12 @@ class SizingParameters(BaseModel):
     router_target_utilisation: float = Field(default=0.5, gt=0, le=1)
     # Share of client traffic from outside the cluster: only that goes through the routers.
     router_external_share: float = Field(default=1.0, ge=0, le=1)
+    # Every node also runs daemon sets (CNI, kube-proxy, CSI node plugin, log and metrics agents);
+    # the broker gets what is left of the node's allocatable.
+    daemonset_cpu: float = Field(default=0.5, ge=0, description="vCPUs per node for daemon sets")
+    daemonset_memory_gib: float = Field(default=1.0, ge=0, description="GiB per node, same")
+    # Each data volume stays within this share of its type's size/IOPS/throughput ceilings.
+    volume_headroom: float = Field(default=DEFAULT_VOLUME_HEADROOM, gt=0, le=1)
 
     @field_validator("partition_multiple")
     @classmethod

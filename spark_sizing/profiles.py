@@ -1,9 +1,14 @@
 """Broker hardware profiles: built-in AWS instance types and custom YAML profiles.
 
-Built-in figures are the sustained (baseline, never burst) per-broker EBS and network throughput
-and the recommended partition replicas per broker from AWS MSK's public sizing script and workbook
-(see docs/sizing.md, "Sources"). AWS publishes MiB/s; the model works in MB/s (10^6 bytes), so
-profiles convert on load.
+Built-in figures are the sustained (baseline, never burst) figures EC2 documents per instance
+type, in EC2's own units, converted once on load to the model's MB/s (spark_sizing/units.py):
+- EBS-optimised baseline bandwidth in Mbps (÷8) and baseline IOPS: "Amazon EBS-optimized instance
+  types", https://docs.aws.amazon.com/ec2/latest/instancetypes/gp.html and .../mo.html;
+- network baseline bandwidth in Gbps (×125): the same pages' network specifications;
+- maximum pods per node (for the node's reserved memory): the EKS AMI's eni-max-pods.txt,
+  https://github.com/awslabs/amazon-eks-ami;
+- recommended partition replicas per broker: AWS MSK's sizing guidance.
+Figures as recorded on 2026-11-23 (docs/sizing.md, "Sources").
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from spark_sizing.contract import first_error
+from spark_sizing.units import gbps_to_mb_s, mbps_to_mb_s
+from spark_sizing.volume_types import volume_types
 
-MIB_IN_MB = 1.048576
 DEFAULT_PROFILE = "m5.2xlarge"
-# EBS's largest gp3/io2 volume; MSK caps broker storage at the same 16 TiB.
-EBS_MAX_VOLUME_GIB = 16384.0
+# Data one broker may hold: MSK's 16 TiB per broker, kept as a bound on how long re-replicating a
+# lost broker takes. Volumes are a separate matter (spark_sizing/volume_types.py: JBOD).
+MAX_BROKER_STORAGE_GIB = 16384.0
+# Kubernetes' default --max-pods, for profiles that do not say.
+DEFAULT_MAX_PODS = 110
 
 
 class HardwareProfile(BaseModel):
@@ -29,16 +38,23 @@ class HardwareProfile(BaseModel):
     name: str
     cpu: float = Field(gt=0, description="vCPUs")
     memory_gib: float = Field(gt=0)
-    disk_mb_s: float = Field(gt=0, description="sustained disk (EBS) throughput")
+    disk_mb_s: float = Field(gt=0, description="sustained disk (EBS) throughput, MB/s")
     disk_iops: int = Field(gt=0, description="sustained disk IOPS")
-    network_mb_s: float = Field(gt=0, description="sustained network throughput")
-    max_disk_gib: float = Field(gt=0, description="largest disk one broker may carry")
+    network_mb_s: float = Field(gt=0, description="sustained network throughput, MB/s")
+    max_disk_gib: float = Field(gt=0, description="largest storage one broker may carry, GiB")
     recommended_partitions: int = Field(default=2000, gt=0, description="replicas per broker")
-    volume_type: str = Field(default="gp3", description="storage class volume type")
+    volume_type: str = Field(default="gp3", description="volume type (data/volume_types.yaml)")
+    max_pods: int = Field(default=DEFAULT_MAX_PODS, gt=0, description="pods per node (kubelet)")
 
 
 def _aws(
-    name: str, cpu: float, memory_gib: float, ebs_mib_s: float, net_mib_s: float
+    name: str,
+    cpu: float,
+    memory_gib: float,
+    ebs_baseline_mbps: float,
+    ebs_baseline_iops: int,
+    network_baseline_gbps: float,
+    max_pods: int,
 ) -> HardwareProfile:
     size = name.split(".", 1)[1]
     # MSK: large/xlarge 1000 recommended, 2xlarge 2000, 4xlarge and up 4000.
@@ -47,43 +63,42 @@ def _aws(
         name=name,
         cpu=cpu,
         memory_gib=memory_gib,
-        disk_mb_s=round(ebs_mib_s * MIB_IN_MB, 2),
-        # EBS-optimised baseline IOPS scale with bandwidth; 16k is gp3's per-volume ceiling.
-        disk_iops=min(16000, max(3000, int(ebs_mib_s * 16))),
-        network_mb_s=round(net_mib_s * MIB_IN_MB, 2),
-        max_disk_gib=EBS_MAX_VOLUME_GIB,
+        disk_mb_s=mbps_to_mb_s(ebs_baseline_mbps),
+        disk_iops=ebs_baseline_iops,
+        network_mb_s=gbps_to_mb_s(network_baseline_gbps),
+        max_disk_gib=MAX_BROKER_STORAGE_GIB,
         recommended_partitions=partitions,
+        max_pods=max_pods,
     )
 
 
-# (name, vCPU, memory GiB, EBS baseline MiB/s, network baseline MiB/s)
+# (name, vCPU, memory GiB, EBS baseline Mbps, EBS baseline IOPS, network baseline Gbps, max pods)
 _M5 = [
-    ("m5.large", 2, 8, 81, 96),
-    ("m5.xlarge", 4, 16, 144, 160),
-    ("m5.2xlarge", 8, 32, 250, 320),
-    ("m5.4xlarge", 16, 64, 593.75, 640),
-    ("m5.8xlarge", 32, 128, 850, 1280),
-    ("m5.12xlarge", 48, 192, 1000, 1536),
-    ("m5.16xlarge", 64, 256, 1000, 2560),
-    ("m5.24xlarge", 96, 384, 1000, 3200),
+    ("m5.large", 2, 8, 650, 3600, 0.75, 29),
+    ("m5.xlarge", 4, 16, 1150, 6000, 1.25, 58),
+    ("m5.2xlarge", 8, 32, 2300, 12000, 2.5, 58),
+    ("m5.4xlarge", 16, 64, 4750, 18750, 5, 234),
+    ("m5.8xlarge", 32, 128, 6800, 30000, 10, 234),
+    ("m5.12xlarge", 48, 192, 9500, 40000, 12, 234),
+    ("m5.16xlarge", 64, 256, 13600, 60000, 20, 737),
+    ("m5.24xlarge", 96, 384, 19000, 80000, 25, 737),
 ]
 _M7G = [
-    ("m7g.large", 2, 8, 78.75, 117),
-    ("m7g.xlarge", 4, 16, 156.25, 234),
-    ("m7g.2xlarge", 8, 32, 312.5, 469),
-    ("m7g.4xlarge", 16, 64, 625, 937),
-    ("m7g.8xlarge", 32, 128, 1000, 1875),
-    ("m7g.12xlarge", 48, 192, 1000, 2812),
-    ("m7g.16xlarge", 64, 256, 1000, 3750),
+    ("m7g.large", 2, 8, 630, 3600, 0.937, 29),
+    ("m7g.xlarge", 4, 16, 1250, 6000, 1.876, 58),
+    ("m7g.2xlarge", 8, 32, 2500, 12000, 3.75, 58),
+    ("m7g.4xlarge", 16, 64, 5000, 20000, 7.5, 234),
+    ("m7g.8xlarge", 32, 128, 10000, 40000, 15, 234),
+    ("m7g.12xlarge", 48, 192, 15000, 60000, 22.5, 234),
+    ("m7g.16xlarge", 64, 256, 20000, 80000, 30, 737),
 ]
-# r6i baselines from AWS's EC2 instance specifications (EBS-optimised and network baseline);
-# memory-heavy brokers keep more of the log in page cache.
+# Memory-heavy brokers keep more of the log in page cache.
 _R6I = [
-    ("r6i.large", 2, 16, 81.25, 97.5),
-    ("r6i.xlarge", 4, 32, 156.25, 195),
-    ("r6i.2xlarge", 8, 64, 312.5, 390),
-    ("r6i.4xlarge", 16, 128, 625, 781),
-    ("r6i.8xlarge", 32, 256, 1250, 1562),
+    ("r6i.large", 2, 16, 650, 3600, 0.781, 29),
+    ("r6i.xlarge", 4, 32, 1250, 6000, 1.562, 58),
+    ("r6i.2xlarge", 8, 64, 2500, 12000, 3.125, 58),
+    ("r6i.4xlarge", 16, 128, 5000, 20000, 6.25, 234),
+    ("r6i.8xlarge", 32, 256, 10000, 40000, 12.5, 234),
 ]
 
 BUILT_IN_PROFILES: dict[str, HardwareProfile] = {
@@ -112,7 +127,13 @@ def load_profile(name_or_file: str) -> HardwareProfile:
         raise ProfileError(f"--profile {path}: expected a mapping of profile fields at top level")
     data.setdefault("name", path.stem)
     try:
-        return HardwareProfile.model_validate(data)
+        profile = HardwareProfile.model_validate(data)
     except ValidationError as err:
         field, problem = first_error(err)
         raise ProfileError(f"--profile {path}: field {field!r}: {problem}") from None
+    if profile.volume_type not in volume_types():
+        raise ProfileError(
+            f"--profile {path}: field 'volume_type': {profile.volume_type!r} is not a known volume "
+            f"type; use one of {', '.join(volume_types())} (spark_sizing/data/volume_types.yaml)"
+        )
+    return profile

@@ -1,4 +1,4 @@
-"""A non-editable install carries what the code reads at run time: templates, CRDs, samples."""
+"""A non-editable install carries what the code reads at run time: templates, CRDs, data."""
 
 from __future__ import annotations
 
@@ -49,4 +49,9 @@ def test_the_wheel_carries_every_template_crd_and_sample(repo_root: Path, tmp_pa
     }
     assert crds and crds <= names
     assert "spark_sizing/samples/projections.csv" in names
+    # Volume-type limits and node reservations are data read at run time.
+    assert {
+        "spark_sizing/data/volume_types.yaml",
+        "spark_sizing/data/node_reservations.yaml",
+    } <= names
     assert "infra/engine.py" in names and "kafkastack/cli.py" in names

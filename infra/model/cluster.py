@@ -15,6 +15,7 @@ from infra.model import labels
 from infra.model.addresses import AddressPlan
 from infra.model.naming import Names
 from infra.model.nodes import Node
+from infra.model.paths import data_dir
 from infra.model.ports import Ports
 from infra.model.quorum import QUORUMS, MetadataQuorum
 from infra.model.racks import assign_zones
@@ -150,13 +151,9 @@ class ClusterModel:
 
     @property
     def broker_resources(self) -> Resources:
-        sized = self.config.sizing.cluster.broker
-        override = self.config.resources
-        return Resources(
-            cpu=override.broker_cpu or sized.cpu,
-            memory_gib=override.broker_memory_gib or sized.memory_gib,
-            heap_gib=override.broker_heap_gib or sized.heap_gib,
-        )
+        from infra.model.resources import broker_request
+
+        return broker_request(self.config)
 
     @property
     def data_volumes(self) -> int:
@@ -168,7 +165,7 @@ class ClusterModel:
 
     @property
     def log_dirs(self) -> list[str]:
-        return [f"/var/lib/kafka/data-{i}" for i in range(self.data_volumes)]
+        return [data_dir(i) for i in range(self.data_volumes)]
 
     @property
     def pod_count(self) -> int:

@@ -7,3 +7,9 @@ TLS_DIR = "/etc/kafka/tls"  # keystore assembled at start from the cert-manager 
 METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
 ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
 ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own
+DATA_DIR_PREFIX = "/var/lib/kafka/data-"  # one log directory per data volume (JBOD)
+
+
+def data_dir(volume: int) -> str:
+    """The mount and `log.dirs` entry of a broker's data volume `volume` (0-based)."""
+    return f"{DATA_DIR_PREFIX}{volume}"

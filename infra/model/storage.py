@@ -1,19 +1,17 @@
-"""Fast StorageClasses per platform profile, and the volume claims of each workload."""
+"""Fast StorageClasses per platform profile, and the volume claims of each workload.
+
+What each class provisions comes from infra/model/volumes.py: the sized need in the provider's
+unit, rounded up, raised to the type's floors and checked against its ceilings.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from infra.model import volumes
 from infra.model.cluster import ClusterModel
-
-DEFAULT_PROVISIONERS = {
-    "aws": "ebs.csi.aws.com",
-    "gcp": "pd.csi.storage.gke.io",
-    "azure": "disk.csi.azure.com",
-    "openshift": "ebs.csi.aws.com",
-    "local": "kubernetes.io/no-provisioner",
-}
-
+from spark_sizing.units import ceil_whole
+from spark_sizing.volume_types import ProvisionedVolume
 
 # One StorageClass per role: broker data, and quorum (controller or ZooKeeper) volumes.
 ROLES = ("broker", "quorum")
@@ -24,40 +22,43 @@ def storage_class_names(model: ClusterModel) -> dict[str, str]:
     return {role: model.names.storage_class(role) for role in ROLES}
 
 
-def _parameters(model: ClusterModel) -> dict[str, str]:
-    c = model.config
-    sized = c.sizing.cluster.storage_class
-    volume_type = c.storage.type or sized.type
-    provisioner = provisioner_of(model)
+def _parameters(provisioner: str, volume: ProvisionedVolume | None) -> dict[str, str]:
+    if volume is None:
+        return {}
+    name, iops, throughput = volume.type.name, volume.iops, volume.throughput
     if provisioner == "ebs.csi.aws.com":
-        params = {"type": volume_type, "encrypted": "true", "iops": str(sized.iops)}
-        if volume_type == "gp3":
-            params["throughput"] = str(int(sized.throughput_mb_s / 1.048576))  # MiB/s
+        params = {"type": name, "encrypted": "true"}
+        if iops is not None:
+            params["iops"] = str(iops)
+        if throughput is not None:
+            params["throughput"] = str(throughput)  # MiB/s, the driver's unit
         return params
     if provisioner == "pd.csi.storage.gke.io":
-        if volume_type.startswith("hyperdisk"):
-            return {
-                "type": volume_type,
-                "provisioned-iops-on-create": str(sized.iops),
-                "provisioned-throughput-on-create": f"{int(sized.throughput_mb_s)}Mi",
-            }
-        return {"type": "pd-ssd"}
+        params = {"type": name}
+        if iops is not None:
+            params["provisioned-iops-on-create"] = str(iops)
+        if throughput is not None:
+            params["provisioned-throughput-on-create"] = f"{throughput}Mi"
+        return params
     if provisioner == "disk.csi.azure.com":
-        return {
-            "skuName": "PremiumV2_LRS",
-            "DiskIOPSReadWrite": str(sized.iops),
-            "DiskMBpsReadWrite": str(int(sized.throughput_mb_s)),
-        }
+        params = {"skuName": name}
+        if iops is not None:
+            params["DiskIOPSReadWrite"] = str(iops)
+        if throughput is not None:
+            params["DiskMBpsReadWrite"] = str(throughput)
+        return params
     return {}
 
 
 def provisioner_of(model: ClusterModel) -> str:
-    return model.config.storage.provisioner or DEFAULT_PROVISIONERS[model.config.platform]
+    return volumes.provisioner(model.config)
 
 
 def storage_class(model: ClusterModel, role: str) -> dict[str, Any]:
     """Always WaitForFirstConsumer (the volume follows the pod's zone), expandable, retained."""
-    parameters = _parameters(model)
+    c = model.config
+    volume = volumes.data_volume(c) if role == "broker" else volumes.quorum_volume(c)
+    parameters = _parameters(provisioner_of(model), volume)
     return {
         "metadata": {"name": model.names.storage_class(role)},
         "provisioner": provisioner_of(model),
@@ -71,11 +72,12 @@ def storage_class(model: ClusterModel, role: str) -> dict[str, Any]:
 
 
 def claim_template(name: str, storage_class_name: str, size_gib: float) -> dict[str, Any]:
+    """Sizes round up: a claim never gets less than was sized."""
     return {
         "metadata": {"name": name},
         "spec": {
             "accessModes": ["ReadWriteOnce"],
             "storageClassName": storage_class_name,
-            "resources": {"requests": {"storage": f"{int(size_gib)}Gi"}},
+            "resources": {"requests": {"storage": f"{ceil_whole(size_gib)}Gi"}},
         },
     }

@@ -1,0 +1,122 @@
+"""Pod resources: what each pod requests, the limits policy, and the check that it fits a node.
+
+Policy: memory limit = request (the broker is never OOM-killed below what it was promised, and
+never grows into memory the node does not have); no CPU limit (CFS quotas throttle the network
+and request threads for whole periods under bursts, and the request already reserves the node's
+allocatable for the broker).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from infra.errors import ConfigError
+from spark_sizing.allocatable import node_sizing
+from spark_sizing.contract import NodeSizing
+from spark_sizing.formulas import SizingParameters
+from spark_sizing.profiles import BUILT_IN_PROFILES
+
+if TYPE_CHECKING:
+    from infra.config import StackConfig
+    from infra.model.cluster import Resources
+
+# Heap is not all a JVM uses: metaspace, threads, direct buffers, GC structures.
+JVM_NON_HEAP_GIB = 1.0
+_EPSILON = 1e-6
+
+
+def cpu_quantity(cpu: float) -> str:
+    """Kubernetes' canonical form (7.4 → "7400m", 2 → "2"), as the API server stores it: a
+    different spelling of the same amount would show as a change on every preview."""
+    millis = round(cpu * 1000)
+    return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+
+
+def memory_quantity(gib: float) -> str:
+    """Canonical too: 27.5 GiB → "28160Mi", 4 → "4Gi"."""
+    mib = round(gib * 1024)
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+
+
+def pod_resources(cpu: float, memory_gib: float) -> dict[str, Any]:
+    memory = memory_quantity(memory_gib)
+    return {"requests": {"cpu": cpu_quantity(cpu), "memory": memory}, "limits": {"memory": memory}}
+
+
+def broker_request(c: StackConfig) -> Resources:
+    """The sizing's broker resources, each overridable in `kafkastack:resources`."""
+    from infra.model.cluster import Resources
+
+    sized, override = c.sizing.cluster.broker, c.resources
+    return Resources(
+        cpu=override.broker_cpu or sized.cpu,
+        memory_gib=override.broker_memory_gib or sized.memory_gib,
+        heap_gib=override.broker_heap_gib or sized.heap_gib,
+    )
+
+
+def node(c: StackConfig) -> NodeSizing | None:
+    """The broker node as sized (schema 1.1), else as its built-in profile gives it."""
+    if c.sizing.cluster.node is not None:
+        return c.sizing.cluster.node
+    profile = BUILT_IN_PROFILES.get(c.sizing.cluster.profile)
+    if profile is None:
+        return None
+    defaults = SizingParameters()
+    return node_sizing(profile, defaults.daemonset_cpu, defaults.daemonset_memory_gib)
+
+
+def check(c: StackConfig) -> None:
+    """Refuse requests no node of the sized profile can allocate (the pod would stay Pending)."""
+    broker = broker_request(c)
+    broker_key = {
+        "cpu": "resources.broker_cpu" if c.resources.broker_cpu else "sizing.cluster.broker.cpu",
+        "memory": "resources.broker_memory_gib"
+        if c.resources.broker_memory_gib
+        else "sizing.cluster.broker.memory_gib",
+        "heap": "resources.broker_heap_gib"
+        if c.resources.broker_heap_gib
+        else "sizing.cluster.broker.heap_gib",
+    }
+    q = c.sizing.cluster.quorum
+    pods = [("broker", broker.cpu, broker.memory_gib, broker.heap_gib, broker_key)]
+    if not c.quorum.combined:
+        quorum_key = {
+            "cpu": "sizing.cluster.quorum.cpu",
+            "memory": "sizing.cluster.quorum.memory_gib",
+            "heap": "sizing.cluster.quorum.heap_gib",
+        }
+        pods.append((c.quorum.kind, q.cpu, q.memory_gib, q.heap_gib, quorum_key))
+    n = node(c)
+    if n is None and not c.small:
+        raise ConfigError(
+            f"kafkastack:sizing.cluster.node: profile {c.sizing.cluster.profile!r} is not built "
+            "in and the sizing does not say what its nodes can allocate; re-run `kafkastack size` "
+            "and `kafkastack apply-sizing` (sizing schema 1.1)"
+        )
+    for role, cpu, memory, heap, key in pods:
+        if heap + JVM_NON_HEAP_GIB > memory + _EPSILON:
+            raise ConfigError(
+                f"kafkastack:{key['heap']}: a {heap:g} GiB heap leaves no room in the {memory:g} "
+                f"GiB {role} container (the JVM needs ~{JVM_NON_HEAP_GIB:g} GiB beyond its heap); "
+                f"use at most {memory - JVM_NON_HEAP_GIB:g}"
+            )
+        if n is None:
+            continue
+        free_cpu = n.allocatable_cpu - n.daemonset_cpu
+        free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib
+        profile = c.sizing.cluster.profile
+        if cpu > free_cpu + _EPSILON:
+            raise ConfigError(
+                f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: a "
+                f"{profile} node allocates {n.allocatable_cpu:g} of its {n.cpu:g}, "
+                f"{n.daemonset_cpu:g} of them to daemon sets; request at most "
+                f"{free_cpu:.2f} or size for a larger profile"
+            )
+        if memory > free_memory + _EPSILON:
+            raise ConfigError(
+                f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: a "
+                f"{profile} node allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} "
+                f"GiB, {n.daemonset_memory_gib:g} of them to daemon sets; request at most "
+                f"{free_memory:.2f} or size for a larger profile"
+            )

@@ -1,0 +1,90 @@
+"""Pod requests fit what a node of the sized profile can allocate; the limits policy.
+
+m5.2xlarge by hand: 8 vCPUs − EKS kube-reserved (0.06 + 0.01 + 2 × 0.005 + 4 × 0.0025 = 0.09)
+= 7.91 allocatable, 0.5 to daemon sets: a broker may request 7.41.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.config import parse_stack_config
+from infra.errors import ConfigError
+from infra.model import workloads
+from infra.model.cluster import ClusterModel
+from infra.model.resources import cpu_quantity, memory_quantity
+from tests.infra.conftest import base_values, sizing_cluster
+
+
+def sizing(**cluster: Any) -> dict[str, Any]:
+    return {"schema_version": "1.1", "source": "t", "cluster": sizing_cluster(**cluster)}
+
+
+def refusal(environment: str = "staging", **overrides: Any) -> str:
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(base_values(**overrides), environment)
+    return str(err.value)
+
+
+BROKER = sizing_cluster()["broker"]
+
+
+def test_a_broker_requesting_every_vcpu_of_its_node_is_refused() -> None:
+    message = refusal(sizing=sizing(broker={**BROKER, "cpu": 8.0}))
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
+    assert "allocates 7.91 of its 8" in message and "at most 7.41" in message
+
+
+def test_memory_beyond_allocatable_is_refused() -> None:
+    # 32 GiB × (1 − 0.075) − (255 + 11 × 58 + 100) MiB = 28.63 GiB; 1 GiB to daemon sets.
+    message = refusal(sizing=sizing(broker={**BROKER, "memory_gib": 28.0}))
+    assert message.startswith("kafkastack:sizing.cluster.broker.memory_gib:")
+    assert "at most 27.63" in message
+
+
+def test_an_override_is_named_when_it_does_not_fit() -> None:
+    message = refusal(resources={"broker_cpu": 8})
+    assert message.startswith("kafkastack:resources.broker_cpu:")
+
+
+def test_heap_must_leave_room_for_the_jvm() -> None:
+    message = refusal(resources={"broker_memory_gib": 4, "broker_heap_gib": 4})
+    assert message.startswith("kafkastack:resources.broker_heap_gib:") and "at most 3" in message
+
+
+def test_the_sized_node_wins_over_the_profile_table() -> None:
+    node = {
+        "cpu": 8.0,
+        "memory_gib": 32.0,
+        "allocatable_cpu": 6.0,
+        "allocatable_memory_gib": 28.0,
+        "daemonset_cpu": 0.5,
+        "daemonset_memory_gib": 1.0,
+    }
+    message = refusal(sizing=sizing(node=node))
+    assert "kafkastack:sizing.cluster.broker.cpu" in message and "at most 5.50" in message
+
+
+def test_a_custom_profile_needs_its_node_figures() -> None:
+    message = refusal(sizing=sizing(profile="onprem"))
+    assert message.startswith("kafkastack:sizing.cluster.node:")
+
+
+def test_memory_limit_equals_request_and_cpu_is_not_limited() -> None:
+    model = ClusterModel.from_config(parse_stack_config(base_values(), "staging"))
+    container = workloads.kafka_statefulset(model, model.brokers[0], "fast")["spec"]["template"][
+        "spec"
+    ]["containers"][0]
+    assert container["resources"] == {
+        "requests": {"cpu": "7400m", "memory": "28160Mi"},
+        "limits": {"memory": "28160Mi"},
+    }
+
+
+def test_quantities_are_written_as_the_api_server_stores_them() -> None:
+    # The real provider hands back "7400m" for 7.4: any other spelling is a diff on every preview
+    # (tests/engine/test_render.py compares the two renders).
+    assert [cpu_quantity(c) for c in (2, 7.4, 0.5)] == ["2", "7400m", "500m"]
+    assert [memory_quantity(m) for m in (4, 27.5, 0.25)] == ["4Gi", "28160Mi", "256Mi"]
