@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
+from infra.access_config import ExternalConfig
+from infra.config_base import StrictModel as _Model
 from infra.errors import ConfigError
+from infra.security_config import SecurityConfig, check_security
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
@@ -29,11 +32,6 @@ PASSWORD_KEY_PREFIX = "password-"
 PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
-
-
-class _Model(BaseModel):
-    # extra="forbid": a typo in a key is refused rather than silently ignored.
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
 class QuorumConfig(_Model):
@@ -64,21 +62,6 @@ class StorageConfig(_Model):
     size_gib: float | None = Field(default=None, description="per data volume; default: sizing")
     volumes_per_broker: int | None = Field(default=None, ge=1, le=16)
     type: str | None = Field(default=None, description="volume type; default: sizing")
-
-
-class ExternalConfig(_Model):
-    mode: Literal["route", "haproxy", "none"] = "haproxy"
-    domain: str = "kafka.example.com"
-    tls: bool = True
-    router_shard: str | None = Field(default=None, description="OpenShift router shard label")
-    replicas: int | None = Field(default=None, ge=1, description="HAProxy replicas; default sizing")
-
-
-class SecurityConfig(_Model):
-    client_auth: Literal["scram-sha-512", "mtls"] = "scram-sha-512"
-    replication_tls: bool = True
-    users: list[str] = Field(default_factory=lambda: ["admin"])
-    certificate_issuer: str = Field(default="kafkastack-ca", description="cert-manager Issuer")
 
 
 class ResourcesConfig(_Model):
@@ -164,6 +147,19 @@ class StackConfig(_Model):
     @property
     def protected(self) -> bool:
         return self.protect if self.protect is not None else self.environment == "prod"
+
+    @property
+    def client_tls(self) -> bool:
+        """The in-cluster CLIENT listener is encrypted (SASL_SSL or SSL); off by default only
+        in local/dev, whose harness reads the traffic."""
+        tls = self.security.client_tls
+        return tls if tls is not None else (not self.small or self.security.client_auth == "mtls")
+
+    @property
+    def authorization(self) -> bool:
+        """Authorizer with super.users and deny-by-default; off by default only in local/dev."""
+        enabled = self.security.authorization
+        return enabled if enabled is not None else not self.small
 
 
 def sizing_summary(config: StackConfig) -> dict[str, Any]:
@@ -287,6 +283,7 @@ def check_safety(c: StackConfig) -> None:
             f"{len(zones)} zones but {brokers} brokers leave a zone empty; "
             "add brokers or list fewer zones",
         )
+    check_security(c)
     if c.external.mode != "none" and not c.external.tls:
         raise _refuse(
             "external.tls", "plaintext external access exposes data and credentials; set it to true"

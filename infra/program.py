@@ -25,6 +25,8 @@ def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> Ka
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)
     pulumi.export("broker_zones", cluster.broker_zones)
+    # Which cert-manager issuer signs the certificates, and the Secret whose ca.crt to trust.
+    pulumi.export("issuer", cluster.issuer)
     pulumi.export("brokers", len(model.brokers))
     # What the pull-request preview compares a proposed sizing with.
     pulumi.export("sizing", sizing_summary(config))

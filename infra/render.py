@@ -118,6 +118,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "config_dir": f"config/{CONFIG_FOLDERS[n.role]}/{n.workload}",
         }
         entry["certificate"] = {
+            "common_name": model.names.node_principal,
             "dns_names": certificate_dns_names(model, n),
             "ip_addresses": [n.replication_ip] if n.replication_ip else [],
         }

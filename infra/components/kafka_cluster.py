@@ -59,6 +59,7 @@ class KafkaCluster(pulumi.ComponentResource):
     bootstrap: pulumi.Output[str]
     external_bootstrap: pulumi.Output[str]
     broker_zones: pulumi.Output[dict[str, str]]
+    issuer: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
@@ -85,10 +86,12 @@ class KafkaCluster(pulumi.ComponentResource):
         self.bootstrap = pulumi.Output.from_input(outputs["services"]["bootstrap"])
         self.external_bootstrap = pulumi.Output.from_input(outputs["external"]["bootstrap"])
         self.broker_zones = pulumi.Output.from_input(outputs["brokers"]["zones"])
+        self.issuer = pulumi.Output.from_input(outputs["issuer"]["issuer"])
         self.register_outputs(
             {
                 "bootstrap": self.bootstrap,
                 "external_bootstrap": self.external_bootstrap,
                 "broker_zones": self.broker_zones,
+                "issuer": self.issuer,
             }
         )

@@ -36,7 +36,10 @@ def _text(value: object) -> str:
 
 def _security_protocols(model: ClusterModel) -> dict[str, str]:
     c = model.config
-    client = "SASL_PLAINTEXT" if c.security.client_auth == "scram-sha-512" else "SSL"
+    if c.security.client_auth == "mtls":
+        client = "SSL"
+    else:
+        client = "SASL_SSL" if c.client_tls else "SASL_PLAINTEXT"
     protocols = {
         "CLIENT": client,
         "REPLICATION": "SSL" if c.security.replication_tls else "PLAINTEXT",
@@ -165,6 +168,13 @@ class BrokerConfig:
         self.builder.section("security", values)
         return self
 
+    def with_authorization(self) -> BrokerConfig:
+        if self.model.config.authorization:
+            self.builder.section(
+                "authorization (deny unless an ACL allows)", authorization(self.model)
+            )
+        return self
+
     def build(self) -> PropertiesBuilder:
         return self.builder
 
@@ -179,6 +189,25 @@ def pem_files() -> dict[str, object]:
     }
 
 
+# A certificate's subject `CN=<name>` becomes the principal `User:<name>`.
+PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
+
+
+def authorization(model: ClusterModel) -> dict[str, object]:
+    """The same on every broker and controller: the nodes (their shared certificate CN) and the
+    admin are super users; everyone else gets only what an ACL grants."""
+    return {
+        "authorizer.class.name": model.metadata.authorizer,
+        "super.users": ";".join(super_users(model)),
+        "allow.everyone.if.no.acl.found": False,
+        "ssl.principal.mapping.rules": PRINCIPAL_FROM_CN,
+    }
+
+
+def super_users(model: ClusterModel) -> list[str]:
+    return [f"User:{model.names.node_principal}", f"User:{model.config.security.admin_user}"]
+
+
 def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     return (
         BrokerConfig(model, node)
@@ -190,6 +219,7 @@ def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         .with_safe_defaults()
         .with_threads()
         .with_security()
+        .with_authorization()
         .build()
     )
 
@@ -220,4 +250,6 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
                 "ssl.endpoint.identification.algorithm": "https",
             },
         )
+    if model.config.authorization:
+        builder.section("authorization (deny unless an ACL allows)", authorization(model))
     return builder

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.config import password_config_key
-from infra.model import access, labels, networks, security, storage, templating, workloads
+from infra.model import access, acls, labels, networks, security, storage, templating, workloads
 from infra.model.access import SKIP_AWAIT
+from infra.model.broker_config import super_users
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -109,8 +110,14 @@ def _external(model: ClusterModel) -> list[Declared]:
             Declared("Service", "haproxy-service", access.haproxy_service(model)),
         ]
     if mode == "route":
-        # Passthrough: TLS ends at the broker, so SNI picks the broker.
-        return [Declared("Route", r["metadata"]["name"], r) for r in access.routes(model)]
+        # Passthrough: TLS ends at the broker, so SNI picks the Route, its Service the broker.
+        services = [
+            Declared("Service", svc["metadata"]["name"], svc)
+            for svc in access.external_services(model)
+        ]
+        return services + [
+            Declared("Route", r["metadata"]["name"], r) for r in access.routes(model)
+        ]
     return []
 
 
@@ -137,6 +144,16 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""
     )
     workload_deps = ("namespace", "storage", "security")
+    certificates = [
+        Declared("Certificate", cert["metadata"]["name"], cert)
+        for cert in security.certificates(model)
+    ]
+    admin_certificate = security.admin_certificate(model)
+    if admin_certificate is not None:
+        certificates.append(Declared("Certificate", "admin", admin_certificate))
+    acl_job = acls.acl_job(model)
+    if acl_job is not None and c.skip_await:
+        acl_job["metadata"]["annotations"] = dict(SKIP_AWAIT)
     return [
         Concern(
             "namespace",
@@ -174,15 +191,22 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             },
         ),
         Concern(
+            "issuer",
+            "kafkastack:security:CertificateIssuer",
+            # The stack's own CA chain, unless config names an existing issuer.
+            tuple(
+                Declared(o["kind"], f"{o['kind'].lower()}-{o['metadata']['name']}", o)
+                for o in security.issuer_objects(model)
+            ),
+            after=("namespace",),
+            outputs={"issuer": security.issuer_summary(model)},
+        ),
+        Concern(
             "security",
             "kafkastack:security:Security",
             # One certificate per node: pod DNS name, replication address, external host.
-            tuple(
-                Declared("Certificate", cert["metadata"]["name"], cert)
-                for cert in security.certificates(model)
-            )
-            + tuple(_secrets(model)),
-            after=("namespace",),
+            tuple(certificates) + tuple(_secrets(model)),
+            after=("namespace", "issuer"),
             outputs={
                 "users": sorted(c.security.users)
                 if c.security.client_auth == "scram-sha-512"
@@ -227,5 +251,16 @@ def desired_state(model: ClusterModel) -> list[Concern]:
                 for b in access.disruption_budgets(model)
             ),
             after=("namespace",),
+        ),
+        Concern(
+            "acls",
+            "kafkastack:security:AccessControl",
+            # Grants for the declared users, added by the admin once the brokers answer.
+            (Declared("Job", "acls", acl_job),) if acl_job is not None else (),
+            after=("security", "brokers", "services"),
+            outputs={
+                "authorizer": model.metadata.authorizer if c.authorization else "",
+                "super_users": super_users(model) if c.authorization else [],
+            },
         ),
     ]

@@ -169,7 +169,7 @@ class ProcessCluster(ClientAccess):
             wanted = node.entry["certificate"]
             certificates.issue(
                 authority,
-                node.name,
+                wanted["common_name"],
                 wanted["dns_names"],
                 wanted["ip_addresses"],
                 node.workdir / "tls",
