@@ -313,6 +313,20 @@ def password_config_key(user: str) -> str:
     return f"{PASSWORD_KEY_PREFIX}{user}"
 
 
+# Brokers' and tools' SASL/DIGEST password at ZooKeeper (ZooKeeper mode only).
+ZOOKEEPER_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper"
+
+
+def secret_keys(config: StackConfig) -> list[str]:
+    """Every secret config key (without the namespace) the stack reads."""
+    keys = []
+    if config.security.client_auth == "scram-sha-512":
+        keys += [password_config_key(user) for user in config.security.users]
+    if config.quorum.kind == "zookeeper":
+        keys.append(ZOOKEEPER_PASSWORD_KEY)
+    return keys
+
+
 def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:
     """`kafkastack:` values of a stack's config, without the prefix and without secrets.
 

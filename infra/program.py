@@ -5,18 +5,15 @@ from __future__ import annotations
 import pulumi
 
 from infra.components.kafka_cluster import KafkaCluster
-from infra.config import NAMESPACE, StackConfig, password_config_key, sizing_summary
+from infra.config import NAMESPACE, StackConfig, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
 
 
 def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
-    """Each SCRAM user's password from secret stack config (`pulumi config set --secret`),
-    by its key (`password-<user>`)."""
-    if config.security.client_auth != "scram-sha-512":
-        return {}
+    """Each secret the model asks for (SCRAM passwords, ZooKeeper's) from secret stack config
+    (`pulumi config set --secret`), by its key (`password-<user>`, `password-zookeeper`)."""
     stack_config = pulumi.Config(NAMESPACE)
-    keys = [password_config_key(user) for user in config.security.users]
-    return {key: stack_config.require_secret(key) for key in keys}
+    return {key: stack_config.require_secret(key) for key in secret_keys(config)}
 
 
 def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:

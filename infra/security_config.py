@@ -99,6 +99,12 @@ def check_security(c: StackConfig) -> None:
         raise _refuse(
             "admin_user", f"{s.admin_user!r} is not in security.users; add it or name another"
         )
+    if c.quorum.kind == "zookeeper" and "zookeeper" in s.users:
+        raise _refuse(
+            "users",
+            "'zookeeper' names the brokers' ZooKeeper password (password-zookeeper); "
+            "call the user something else",
+        )
     for grant in s.acls:
         if grant.user not in s.users:
             raise _refuse(

@@ -34,14 +34,18 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _security_protocols(model: ClusterModel) -> dict[str, str]:
+def client_protocol(model: ClusterModel) -> str:
+    """The in-cluster CLIENT listener's protocol."""
     c = model.config
     if c.security.client_auth == "mtls":
-        client = "SSL"
-    else:
-        client = "SASL_SSL" if c.client_tls else "SASL_PLAINTEXT"
+        return "SSL"
+    return "SASL_SSL" if c.client_tls else "SASL_PLAINTEXT"
+
+
+def _security_protocols(model: ClusterModel) -> dict[str, str]:
+    c = model.config
     protocols = {
-        "CLIENT": client,
+        "CLIENT": client_protocol(model),
         "REPLICATION": "SSL" if c.security.replication_tls else "PLAINTEXT",
         "CONTROLLER": "SSL" if c.security.replication_tls else "PLAINTEXT",
     }

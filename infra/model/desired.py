@@ -12,8 +12,18 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.config import password_config_key
-from infra.model import access, acls, labels, networks, security, storage, templating, workloads
+from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
+from infra.model import (
+    access,
+    acls,
+    labels,
+    networks,
+    security,
+    storage,
+    templating,
+    workloads,
+    zookeeper_auth,
+)
 from infra.model.access import SKIP_AWAIT
 from infra.model.broker_config import super_users
 from infra.model.cluster import ClusterModel
@@ -25,6 +35,8 @@ class SecretValue:
     """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
 
     key: str
+    # When set, the value is this text with the secret in place of `{password}` (a JAAS file).
+    template: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,10 +83,32 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     ]
 
 
+def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
+    """ZooKeeper's and the brokers' SASL/DIGEST logins, built from secret config."""
+    if model.config.quorum.kind != "zookeeper":
+        return []
+    files = {
+        name: SecretValue(ZOOKEEPER_PASSWORD_KEY, template=text)
+        for name, text in zookeeper_auth.jaas_files().items()
+    }
+    metadata = {
+        "name": zookeeper_auth.jaas_secret_name(model),
+        "namespace": model.config.namespace,
+    }
+    return [
+        Declared(
+            "Secret",
+            "zookeeper-jaas",
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _secrets(model: ClusterModel) -> list[Declared]:
     if model.config.security.client_auth != "scram-sha-512":
-        return []
-    return [
+        return _zookeeper_jaas(model)
+    return _zookeeper_jaas(model) + [
         Declared(
             "Secret",
             f"user-{user}",

@@ -109,6 +109,8 @@ class ZooKeeperQuorum:
             # A chroot per cluster: one ensemble may serve several clusters' metadata apart.
             "zookeeper.connect": f"{servers}/{model.config.cluster_name}",
             "zookeeper.connection.timeout.ms": 18000,
+            # Brokers log in (SASL/DIGEST) and ACL their znodes so only that login may change them.
+            "zookeeper.set.acl": True,
         }
 
     def initial_voters(self, model: Cluster) -> str | None:
