@@ -96,11 +96,11 @@ def _zookeeper_connect(model: ClusterModel) -> tuple[str, str]:
 
 def scram_users_script(model: ClusterModel) -> str:
     servers, chroot = _zookeeper_connect(model)
-    # The chroot exists once a broker or this container made it; `create` fails harmlessly
-    # then, and any real failure (ZooKeeper unreachable, login refused) stops the next command.
+    # The chroot exists once a broker or this container made it; `create` then fails harmlessly
+    # (its last line, "Created" or "Node already exists", goes to the log), and any real failure
+    # (ZooKeeper unreachable, login refused) stops the next command.
     lines = [
-        f"{KAFKA_BIN}/zookeeper-shell.sh {shlex.quote(servers)} create {chroot} >/dev/null 2>&1 "
-        "|| true",
+        f"{KAFKA_BIN}/zookeeper-shell.sh {shlex.quote(servers)} create {chroot} 2>&1 | tail -n 1",
     ]
     for i, user in enumerate(model.config.security.users):
         lines.append(

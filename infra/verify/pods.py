@@ -23,12 +23,13 @@ import yaml
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("format-storage", "scram-users")
-# The image's bin/*.sh scripts the rendered commands call, and the class each one starts.
+# The image's bin/*.sh scripts the rendered commands call: the class each one starts and the
+# arguments it puts first (zookeeper-shell.sh passes `-server` itself).
 LAUNCHERS = {
     "kafka-storage.sh": "kafka.tools.StorageTool",
     "kafka-configs.sh": "kafka.admin.ConfigCommand",
     "kafka-acls.sh": "kafka.admin.AclCommand",
-    "zookeeper-shell.sh": "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",
+    "zookeeper-shell.sh": "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka -server",
 }
 
 
