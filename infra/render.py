@@ -126,6 +126,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "config_dir": f"config/{CONFIG_FOLDERS[n.role]}/{n.workload}",
         }
         entry["certificate"] = {
+            "secret": model.names.tls_secret(n.workload),
             "common_name": model.names.node_principal,
             "dns_names": certificate_dns_names(model, n),
             "ip_addresses": [n.replication_ip] if n.replication_ip else [],
@@ -148,6 +149,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         "namespace": c.namespace,
         "cluster_id": model.cluster_id,
         "kafka_version": c.kafka_version,
+        "bootstrap_host": model.names.bootstrap_dns,
         "quorum": {
             "kind": c.quorum.kind,
             "combined": c.quorum.combined,

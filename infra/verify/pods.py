@@ -93,10 +93,14 @@ def command(container: dict[str, Any]) -> str:
 
 
 def secret_volumes(
-    pod: dict[str, Any], secrets: dict[tuple[str, str], str], workdir: Path
+    pod: dict[str, Any],
+    secrets: dict[tuple[str, str], str],
+    workdir: Path,
+    issued: dict[str, Path] | None = None,
 ) -> list[tuple[Path, str]]:
-    """The pod's volumes from Secrets the stack renders (not cert-manager's, which the harness
-    issues itself), written under `workdir`: (folder, path in the pod) pairs."""
+    """The pod's volumes from Secrets the stack renders, and from certificate Secrets named in
+    `issued` (folder of the harness's own PEM files) when it is given; written under `workdir`:
+    (folder, path in the pod) pairs. Other certificate volumes the harness mounts itself."""
     mounts = {
         m["name"]: m["mountPath"]
         for c in (*pod["containers"], *pod.get("initContainers", []))
@@ -108,6 +112,8 @@ def secret_volumes(
         if secret is None or volume["name"] not in mounts:
             continue
         keys = {k: v for (name, k), v in secrets.items() if name == secret["secretName"]}
+        if issued and secret["secretName"] in issued:
+            keys = {f.name: f.read_text() for f in issued[secret["secretName"]].iterdir()}
         if not keys:
             continue
         directory = workdir / f"secret-{volume['name']}"

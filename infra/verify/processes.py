@@ -98,6 +98,8 @@ class ProcessCluster(ClientAccess):
         client_ip = {e["name"]: f"{CLIENT_CIDR_BASE}{10 + i}" for i, e in enumerate(entries)}
         haproxy_ip = f"{CLIENT_CIDR_BASE}200"
         names = {e["client_host"]: client_ip[e["name"]] for e in entries}
+        # The bootstrap Service's name lands on a broker, as its virtual IP would.
+        names[t["bootstrap_host"]] = client_ip[t["brokers"][0]["name"]]
         external = {e["external_host"]: haproxy_ip for e in t["brokers"] if e["external_host"]}
         external[t["external"]["bootstrap_host"]] = haproxy_ip
         prefix = int(t["network"]["replication_cidr"].split("/")[1])
