@@ -14,13 +14,14 @@ from typing import Any
 
 from infra.model import labels
 from infra.model.cluster import ClusterModel
+from infra.model.paths import KAFKA_BIN
 from infra.model.security import scram_secret_name
 from infra.security_config import AclConfig
 
-KAFKA_BIN = "/opt/kafka/bin"
-WORK_DIR = "/work"
-CA_DIR = "/ca"
-ADMIN_TLS_DIR = "/admin-tls"
+# Under the Kafka image's own config tree, like the brokers' in-pod paths.
+WORK_DIR = "/etc/kafka/acl-job"  # the admin's client config (memory emptyDir)
+CA_DIR = "/etc/kafka/ca"
+ADMIN_TLS_DIR = "/etc/kafka/admin-tls"
 RESOURCE_FLAGS = {
     "topic": "--topic",
     "group": "--group",
