@@ -15,6 +15,7 @@ and does not load the agent).
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +24,42 @@ import yaml
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("format-storage", "scram-users")
-# The image's bin/*.sh scripts the rendered commands call: the class each one starts and the
-# arguments it puts first (zookeeper-shell.sh passes `-server` itself).
+# The image's bin/*.sh scripts the rendered commands call: the classes each one may start (the
+# first the release has; Kafka 4 moved some into org.apache.kafka.tools) and the arguments it
+# puts first (zookeeper-shell.sh passes `-server` itself).
 LAUNCHERS = {
-    "kafka-storage.sh": "kafka.tools.StorageTool",
-    "kafka-configs.sh": "kafka.admin.ConfigCommand",
-    "kafka-acls.sh": "kafka.admin.AclCommand",
-    "zookeeper-shell.sh": "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka -server",
+    "kafka-storage.sh": (("kafka.tools.StorageTool",), ""),
+    "kafka-configs.sh": (("kafka.admin.ConfigCommand",), ""),
+    "kafka-acls.sh": (("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"), ""),
+    "zookeeper-shell.sh": (
+        ("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",),
+        "-server",
+    ),
 }
+
+
+def _classes(lib: Path) -> set[str]:
+    names = set()
+    for jar in lib.glob("*.jar"):
+        with zipfile.ZipFile(jar) as archive:
+            names.update(
+                n[: -len(".class")].replace("/", ".")
+                for n in archive.namelist()
+                if n.endswith(".class")
+            )
+    return names
 
 
 def write_launchers(bin_dir: Path, lib: Path) -> None:
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for name, main in LAUNCHERS.items():
+    present = _classes(lib)
+    for name, (candidates, leading) in LAUNCHERS.items():
+        main = next((c for c in candidates if c in present), None)
+        if main is None:
+            continue  # this release has no such tool; a command calling it fails visibly
         script = bin_dir / name
-        script.write_text(
-            "#!/bin/sh\n"
-            f'exec java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*" {main} "$@"\n',
-            encoding="utf-8",
-        )
+        java = f'java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*"'
+        script.write_text(f'#!/bin/sh\nexec {java} {main} {leading} "$@"\n', encoding="utf-8")
         script.chmod(0o755)
 
 
