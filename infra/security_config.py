@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from infra.config_base import StrictModel
+from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class SecurityConfig(StrictModel):
 
 
 def _refuse(key: str, message: str) -> ConfigError:
-    return ConfigError(f"kafkastack:security.{key}: {message}")
+    return refuse(f"security.{key}", message)
 
 
 def check_security(c: StackConfig) -> None:

@@ -22,6 +22,7 @@ from infra.model.paths import (
     ZK_DATA_DIR,
     ZK_LOG_DIR,
 )
+from infra.model.probes import readiness_probe, zookeeper_probes
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 
@@ -225,10 +226,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "ports": ports,
         "resources": _resources(cpu, memory),
         "volumeMounts": mounts,
-        "readinessProbe": {
-            "tcpSocket": {"port": model.ports.client if is_broker else model.ports.controller},
-            "periodSeconds": 10,
-        },
+        "readinessProbe": readiness_probe(model, node),
     }
     init = [_jmx_exporter_init(), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
@@ -274,7 +272,7 @@ def zookeeper_statefulset(
             {"name": "txlog", "mountPath": ZK_LOG_DIR},
             jaas_mount,
         ],
-        **zookeeper_auth.probes(node, model.ports.zookeeper_client),
+        **zookeeper_probes(node, model.ports.zookeeper_client),
     }
     myid = {
         "name": "myid",

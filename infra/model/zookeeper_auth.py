@@ -1,4 +1,4 @@
-"""ZooKeeper mode's security: SASL/DIGEST logins, znode ACLs, SCRAM users, health probes.
+"""ZooKeeper mode's security: SASL/DIGEST logins, znode ACLs, SCRAM users.
 
 Every ZooKeeper session must authenticate (`enforce.auth`): the brokers and the tools log in as
 one DIGEST user whose password is secret stack config (`password-zookeeper`), and brokers put
@@ -17,7 +17,6 @@ from typing import Any
 
 from infra.model import labels
 from infra.model.cluster import ClusterModel
-from infra.model.nodes import Node
 from infra.model.paths import KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
 from infra.model.security import scram_secret_name
 
@@ -131,26 +130,4 @@ def scram_users_init(
         "command": ["sh", "-c", scram_users_script(model)],
         "env": env,
         "volumeMounts": mounts,
-    }
-
-
-def four_letter_word_probe(node: Node, port: int, word: str, expect: str) -> dict[str, Any]:
-    """An exec probe asking ZooKeeper a four-letter word (whitelisted in zoo.cfg) over bash's
-    /dev/tcp: the image needs no netcat, and the JVM is not started once per probe."""
-    script = (
-        f"exec 3<>/dev/tcp/{node.replication_host}/{port} && printf {word} >&3 "
-        f"&& grep -q {shlex.quote(expect)} <&3"
-    )
-    return {"exec": {"command": ["bash", "-c", script]}, "periodSeconds": 10, "timeoutSeconds": 5}
-
-
-def probes(node: Node, port: int) -> dict[str, Any]:
-    """Ready when serving as leader or follower (`srvr` says its Mode), alive when it answers."""
-    return {
-        "readinessProbe": four_letter_word_probe(node, port, "srvr", "Mode: "),
-        "livenessProbe": {
-            **four_letter_word_probe(node, port, "ruok", "imok"),
-            "initialDelaySeconds": 30,
-            "failureThreshold": 6,
-        },
     }

@@ -39,7 +39,7 @@ LAUNCHERS = {
 
 
 def _classes(lib: Path) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for jar in lib.glob("*.jar"):
         with zipfile.ZipFile(jar) as archive:
             names.update(

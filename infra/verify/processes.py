@@ -102,7 +102,15 @@ class ProcessCluster(ClientAccess):
         names[t["bootstrap_host"]] = client_ip[t["brokers"][0]["name"]]
         external = {e["external_host"]: haproxy_ip for e in t["brokers"] if e["external_host"]}
         external[t["external"]["bootstrap_host"]] = haproxy_ip
-        prefix = int(t["network"]["replication_cidr"].split("/")[1])
+        network = t["network"]
+        if network.get("replication_subnets"):
+            raise VerifyError(
+                "verify lays out one replication segment; a stack with a subnet per zone "
+                "(network.replication.subnets) cannot be started here"
+            )
+        # Single mode has no second network: the prefix is then never used.
+        cidr = network.get("replication_cidr")
+        prefix = int(cidr.split("/")[1]) if cidr else 24
         for i, e in enumerate(entries):
             host = Host(
                 e["name"].split("-", 1)[1],

@@ -69,7 +69,7 @@ def test_each_broker_creates_the_scram_users_before_it_starts() -> None:
     ]
     users = next(c for c in init if c["name"] == "scram-users")
     script = users["command"][2]
-    connect = "10.20.0.1:2181,10.20.0.2:2181,10.20.0.3:2181"
+    connect = ",".join(f"{q.replication_host}:2181" for q in model.quorum)
     assert f"zookeeper-shell.sh {connect} create /kafka" in script
     for i, user in enumerate(["admin", "orders"]):
         assert (
