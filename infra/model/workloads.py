@@ -288,6 +288,14 @@ def zookeeper_statefulset(
     return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims)
 
 
+def _pod_metadata(model: ClusterModel, node: Node, pod_labels: dict[str, str]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    annotations = pod_network_annotation(model, node)
+    if annotations:  # the provider drops an empty map: leave it out so diffs stay quiet
+        metadata["annotations"] = annotations
+    return metadata
+
+
 def _statefulset(
     model: ClusterModel,
     node: Node,
@@ -321,10 +329,7 @@ def _statefulset(
                 "whenScaled": "Retain",
             },
             "template": {
-                "metadata": {
-                    "labels": pod_labels,
-                    "annotations": pod_network_annotation(model, node),
-                },
+                "metadata": _pod_metadata(model, node, pod_labels),
                 "spec": {
                     "affinity": _zone_affinity(node, model),
                     "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off
