@@ -16,12 +16,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
+from infra.access_config import ExternalConfig
 from infra.config_base import NAMESPACE as NAMESPACE  # the readers of stack files import it here
 from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
 from infra.model import resources as pod_resources
 from infra.model import volumes as data_volumes
 from infra.network_config import NetworkConfig, check_network, check_unshared_ranges
+from infra.security_config import SecurityConfig, check_security
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
@@ -46,21 +48,6 @@ class StorageConfig(_Model):
     size_gib: float | None = Field(default=None, description="per data volume; default: sizing")
     volumes_per_broker: int | None = Field(default=None, ge=1, le=16)
     type: str | None = Field(default=None, description="volume type; default: sizing")
-
-
-class ExternalConfig(_Model):
-    mode: Literal["route", "haproxy", "none"] = "haproxy"
-    domain: str = "kafka.example.com"
-    tls: bool = True
-    router_shard: str | None = Field(default=None, description="OpenShift router shard label")
-    replicas: int | None = Field(default=None, ge=1, description="HAProxy replicas; default sizing")
-
-
-class SecurityConfig(_Model):
-    client_auth: Literal["scram-sha-512", "mtls"] = "scram-sha-512"
-    replication_tls: bool = True
-    users: list[str] = Field(default_factory=lambda: ["admin"])
-    certificate_issuer: str = Field(default="kafkastack-ca", description="cert-manager Issuer")
 
 
 class ResourcesConfig(_Model):
@@ -146,6 +133,19 @@ class StackConfig(_Model):
     @property
     def protected(self) -> bool:
         return self.protect if self.protect is not None else self.environment == "prod"
+
+    @property
+    def client_tls(self) -> bool:
+        """The in-cluster CLIENT listener is encrypted (SASL_SSL or SSL); off by default only
+        in local/dev, whose harness reads the traffic."""
+        tls = self.security.client_tls
+        return tls if tls is not None else (not self.small or self.security.client_auth == "mtls")
+
+    @property
+    def authorization(self) -> bool:
+        """Authorizer with super.users and deny-by-default; off by default only in local/dev."""
+        enabled = self.security.authorization
+        return enabled if enabled is not None else not self.small
 
 
 def sizing_summary(config: StackConfig) -> dict[str, Any]:
@@ -268,6 +268,7 @@ def check_safety(c: StackConfig) -> None:
             f"{len(zones)} zones but {brokers} brokers leave a zone empty; "
             "add brokers or list fewer zones",
         )
+    check_security(c)
     if c.external.mode != "none" and not c.external.tls:
         raise _refuse(
             "external.tls", "plaintext external access exposes data and credentials; set it to true"
@@ -290,6 +291,20 @@ def check_safety(c: StackConfig) -> None:
 def password_config_key(user: str) -> str:
     """The secret config key (without the namespace) holding a SCRAM user's password."""
     return f"{PASSWORD_KEY_PREFIX}{user}"
+
+
+# Brokers' and tools' SASL/DIGEST password at ZooKeeper (ZooKeeper mode only).
+ZOOKEEPER_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper"
+
+
+def secret_keys(config: StackConfig) -> list[str]:
+    """Every secret config key (without the namespace) the stack reads."""
+    keys = []
+    if config.security.client_auth == "scram-sha-512":
+        keys += [password_config_key(user) for user in config.security.users]
+    if config.quorum.kind == "zookeeper":
+        keys.append(ZOOKEEPER_PASSWORD_KEY)
+    return keys
 
 
 def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:

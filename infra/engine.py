@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, StackConfig, password_config_key, stack_document
+from infra.config import NAMESPACE, StackConfig, secret_keys, stack_document
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -90,13 +90,9 @@ PLACEHOLDER_SECRET = "render-placeholder-not-a-secret"
 
 
 def placeholder_passwords(config: StackConfig, prefix: str = f"{NAMESPACE}:") -> dict[str, str]:
-    """Every SCRAM user's password key (with the config namespace `prefix`), each holding the
-    visible placeholder: run-only config for renders and throwaway states."""
-    if config.security.client_auth != "scram-sha-512":
-        return {}
-    return {
-        f"{prefix}{password_config_key(user)}": PLACEHOLDER_SECRET for user in config.security.users
-    }
+    """Every secret key (SCRAM users, ZooKeeper), with the config namespace `prefix`, each
+    holding the visible placeholder: run-only config for renders and throwaway states."""
+    return {f"{prefix}{key}": PLACEHOLDER_SECRET for key in secret_keys(config)}
 
 
 @dataclass(frozen=True)

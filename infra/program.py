@@ -5,18 +5,15 @@ from __future__ import annotations
 import pulumi
 
 from infra.components.kafka_cluster import KafkaCluster
-from infra.config import NAMESPACE, StackConfig, password_config_key, sizing_summary
+from infra.config import NAMESPACE, StackConfig, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
 
 
 def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
-    """Each SCRAM user's password from secret stack config (`pulumi config set --secret`),
-    by its key (`password-<user>`)."""
-    if config.security.client_auth != "scram-sha-512":
-        return {}
+    """Each secret the model asks for (SCRAM passwords, ZooKeeper's) from secret stack config
+    (`pulumi config set --secret`), by its key (`password-<user>`, `password-zookeeper`)."""
     stack_config = pulumi.Config(NAMESPACE)
-    keys = [password_config_key(user) for user in config.security.users]
-    return {key: stack_config.require_secret(key) for key in keys}
+    return {key: stack_config.require_secret(key) for key in secret_keys(config)}
 
 
 def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:
@@ -25,6 +22,8 @@ def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> Ka
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)
     pulumi.export("broker_zones", cluster.broker_zones)
+    # Which cert-manager issuer signs the certificates, and the Secret whose ca.crt to trust.
+    pulumi.export("issuer", cluster.issuer)
     pulumi.export("brokers", len(model.brokers))
     # What the pull-request preview compares a proposed sizing with.
     pulumi.export("sizing", sizing_summary(config))

@@ -21,8 +21,16 @@ from infra.config import StackConfig
 from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model import labels, templating
+from infra.model.broker_config import client_protocol
 from infra.model.cluster import ClusterModel
-from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.paths import (
+    CONFIG_DIR,
+    METADATA_DIR,
+    TLS_DIR,
+    ZK_CONFIG_DIR,
+    ZK_DATA_DIR,
+    ZK_LOG_DIR,
+)
 from infra.model.security import certificate_dns_names
 from infra.program import provision
 
@@ -118,11 +126,13 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "config_dir": f"config/{CONFIG_FOLDERS[n.role]}/{n.workload}",
         }
         entry["certificate"] = {
+            "secret": model.names.tls_secret(n.workload),
+            "common_name": model.names.node_principal,
             "dns_names": certificate_dns_names(model, n),
             "ip_addresses": [n.replication_ip] if n.replication_ip else [],
         }
         if n.role == labels.ZOOKEEPER:
-            entry["paths"] = {"config": "/conf", "data": ZK_DATA_DIR, "log": ZK_LOG_DIR}
+            entry["paths"] = {"config": ZK_CONFIG_DIR, "data": ZK_DATA_DIR, "log": ZK_LOG_DIR}
         else:
             entry["paths"] = {
                 "config": CONFIG_DIR,
@@ -139,6 +149,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         "namespace": c.namespace,
         "cluster_id": model.cluster_id,
         "kafka_version": c.kafka_version,
+        "bootstrap_host": model.names.bootstrap_dns,
         "quorum": {
             "kind": c.quorum.kind,
             "combined": c.quorum.combined,
@@ -162,8 +173,10 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         },
         "security": {
             "client_auth": c.security.client_auth,
+            "client_protocol": client_protocol(model),
             "replication_tls": c.security.replication_tls,
             "users": c.security.users,
+            "admin_user": c.security.admin_user,
         },
         "external": {
             "mode": c.external.mode,

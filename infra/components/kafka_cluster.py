@@ -13,10 +13,14 @@ import pulumi
 from infra.components.kubernetes import declare
 from infra.model.cluster import ClusterModel
 from infra.model.desired import Concern, Declared, SecretValue, desired_state
+from infra.model.zookeeper_auth import PASSWORD_SLOT
 
 
 def _with_secrets(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
     if isinstance(value, SecretValue):
+        if value.template:
+            template = value.template
+            return secrets[value.key].apply(lambda secret: template.replace(PASSWORD_SLOT, secret))
         return secrets[value.key]
     if isinstance(value, dict):
         return {k: _with_secrets(v, secrets) for k, v in value.items()}
@@ -59,6 +63,7 @@ class KafkaCluster(pulumi.ComponentResource):
     bootstrap: pulumi.Output[str]
     external_bootstrap: pulumi.Output[str]
     broker_zones: pulumi.Output[dict[str, str]]
+    issuer: pulumi.Output[dict[str, Any]]
 
     def __init__(
         self,
@@ -85,10 +90,12 @@ class KafkaCluster(pulumi.ComponentResource):
         self.bootstrap = pulumi.Output.from_input(outputs["services"]["bootstrap"])
         self.external_bootstrap = pulumi.Output.from_input(outputs["external"]["bootstrap"])
         self.broker_zones = pulumi.Output.from_input(outputs["brokers"]["zones"])
+        self.issuer = pulumi.Output.from_input(outputs["issuer"]["issuer"])
         self.register_outputs(
             {
                 "bootstrap": self.bootstrap,
                 "external_bootstrap": self.external_bootstrap,
                 "broker_zones": self.broker_zones,
+                "issuer": self.issuer,
             }
         )

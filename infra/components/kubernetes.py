@@ -16,6 +16,7 @@ _CLASSES: dict[str, Any] = {
     "StorageClass": k8s.storage.v1.StorageClass,
     "StatefulSet": k8s.apps.v1.StatefulSet,
     "Deployment": k8s.apps.v1.Deployment,
+    "Job": k8s.batch.v1.Job,
     "Service": k8s.core.v1.Service,
     "ConfigMap": k8s.core.v1.ConfigMap,
     "Secret": k8s.core.v1.Secret,

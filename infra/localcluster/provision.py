@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config import StackConfig, password_config_key
+from infra.config import StackConfig, secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.model.cluster import ClusterModel
@@ -29,12 +29,9 @@ def local_engine(kube: LocalKubernetes, state_dir: Path | None = None) -> Engine
 
 
 def ensure_passwords(engine: Engine, stack: str, config: StackConfig) -> None:
-    """A random password for every SCRAM user that has none yet (kept on later runs)."""
-    if config.security.client_auth != "scram-sha-512":
-        return
+    """A random password for every secret key that has none yet (kept on later runs)."""
     present = engine.config_keys(stack)
-    for user in config.security.users:
-        key = password_config_key(user)
+    for key in secret_keys(config):
         if f"kafkastack:{key}" not in present:
             engine.set_secret(stack, key, secrets.token_urlsafe(24))
 

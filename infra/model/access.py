@@ -7,8 +7,9 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 
-HAPROXY_IMAGE = "haproxy:2.6"
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+# The StatefulSet controller labels each pod with its own name: a per-pod Service selects on it.
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 
 
 def _meta(
@@ -85,27 +86,11 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                     "securityContext": {
                         "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
                     },
-                    "affinity": {
-                        "podAntiAffinity": {
-                            "preferredDuringSchedulingIgnoredDuringExecution": [
-                                {
-                                    "weight": 100,
-                                    "podAffinityTerm": {
-                                        "labelSelector": {
-                                            "matchLabels": labels.selector(
-                                                model.config.cluster_name, labels.HAPROXY
-                                            )
-                                        },
-                                        "topologyKey": labels.ZONE,
-                                    },
-                                }
-                            ]
-                        }
-                    },
+                    "topologySpreadConstraints": _haproxy_spread(model),
                     "containers": [
                         {
                             "name": "haproxy",
-                            "image": HAPROXY_IMAGE,
+                            "image": model.config.external.haproxy_image,
                             "args": ["-f", "/usr/local/etc/haproxy/haproxy.cfg"],
                             "ports": [{"name": "tls", "containerPort": model.ports.haproxy}],
                             "resources": {
@@ -125,11 +110,43 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
     }
 
 
+def _haproxy_spread(model: ClusterModel) -> list[dict[str, Any]]:
+    """Replicas evenly over zones, then over nodes. ScheduleAnyway: during a zone outage the
+    replicas replacing the lost ones must still start in the zones that are left."""
+    selector = {"matchLabels": labels.selector(model.config.cluster_name, labels.HAPROXY)}
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": selector,
+        }
+        for key in (labels.ZONE, labels.HOSTNAME)
+    ]
+
+
+def load_balancer_annotations(model: ClusterModel) -> dict[str, str]:
+    """On AWS, an NLB from the AWS Load Balancer Controller sending straight to the pod IPs in
+    every zone (the in-tree controller's classic ELB would terminate nothing but add a hop)."""
+    if model.config.platform != "aws":
+        return {}
+    prefix = "service.beta.kubernetes.io/aws-load-balancer"
+    return {
+        f"{prefix}-type": "external",
+        f"{prefix}-nlb-target-type": "ip",
+        f"{prefix}-scheme": model.config.external.load_balancer_scheme,
+        f"{prefix}-attributes": "load_balancing.cross_zone.enabled=true",
+    }
+
+
 def haproxy_service(model: ClusterModel) -> dict[str, Any]:
     """A LoadBalancer on 443; it never becomes ready on a local cluster, hence skipAwait there."""
-    annotations = SKIP_AWAIT if model.config.skip_await else None
+    annotations = {
+        **load_balancer_annotations(model),
+        **(SKIP_AWAIT if model.config.skip_await else {}),
+    }
     return {
-        "metadata": _meta(model, model.names.haproxy, labels.HAPROXY, annotations),
+        "metadata": _meta(model, model.names.haproxy, labels.HAPROXY, annotations or None),
         "spec": {
             "type": "LoadBalancer",
             "selector": labels.selector(model.config.cluster_name, labels.HAPROXY),
@@ -140,8 +157,35 @@ def haproxy_service(model: ClusterModel) -> dict[str, Any]:
     }
 
 
+def external_services(model: ClusterModel) -> list[dict[str, Any]]:
+    """Route targets: one Service per broker (its pod alone) and one over every broker for
+    bootstrap, each exposing the EXTERNAL listener's port as `external`."""
+    c, port = model.config, model.ports.external
+    ports = [{"name": "external", "port": port, "targetPort": port}]
+    result = [
+        {
+            "metadata": _meta(model, model.names.external_bootstrap_service, labels.BROKER),
+            "spec": {"selector": labels.selector(c.cluster_name, labels.BROKER), "ports": ports},
+        }
+    ]
+    for broker in model.brokers:
+        result.append(
+            {
+                "metadata": _meta(
+                    model, model.names.external_service(broker.workload), labels.BROKER
+                ),
+                "spec": {
+                    "selector": {POD_NAME_LABEL: model.names.pod(broker.workload)},
+                    "ports": ports,
+                },
+            }
+        )
+    return result
+
+
 def routes(model: ClusterModel) -> list[dict[str, Any]]:
-    """OpenShift Routes: TLS passthrough, one per broker plus a bootstrap route."""
+    """OpenShift Routes: TLS passthrough (SNI picks the Route), one per broker to its own
+    Service, plus a bootstrap Route to the Service over all brokers."""
     ext = model.config.external
     route_labels = {"router-shard": ext.router_shard} if ext.router_shard else {}
     annotations = {
@@ -154,12 +198,16 @@ def routes(model: ClusterModel) -> list[dict[str, Any]]:
         (
             f"{model.config.cluster_name}-bootstrap",
             model.names.external_bootstrap,
-            model.names.bootstrap_service,
+            model.names.external_bootstrap_service,
         )
     ]
     for broker in model.brokers:
         targets.append(
-            (f"{broker.workload}-external", broker.external_host or "", model.names.brokers_service)
+            (
+                f"{broker.workload}-external",
+                broker.external_host or "",
+                model.names.external_service(broker.workload),
+            )
         )
     result = []
     for name, host, service in targets:
@@ -193,6 +241,17 @@ def disruption_budgets(model: ClusterModel) -> list[dict[str, Any]]:
             },
         }
     ]
+    if c.external.mode == "haproxy":
+        # Drains take HAProxy replicas one at a time: the rest keep serving the NLB's targets.
+        budgets.append(
+            {
+                "metadata": _meta(model, model.names.haproxy, labels.HAPROXY),
+                "spec": {
+                    "maxUnavailable": 1,
+                    "selector": {"matchLabels": labels.selector(c.cluster_name, labels.HAPROXY)},
+                },
+            }
+        )
     if model.quorum:
         component = model.quorum[0].role
         budgets.append(

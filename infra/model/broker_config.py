@@ -34,11 +34,18 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def client_protocol(model: ClusterModel) -> str:
+    """The in-cluster CLIENT listener's protocol."""
+    c = model.config
+    if c.security.client_auth == "mtls":
+        return "SSL"
+    return "SASL_SSL" if c.client_tls else "SASL_PLAINTEXT"
+
+
 def _security_protocols(model: ClusterModel) -> dict[str, str]:
     c = model.config
-    client = "SASL_PLAINTEXT" if c.security.client_auth == "scram-sha-512" else "SSL"
     protocols = {
-        "CLIENT": client,
+        "CLIENT": client_protocol(model),
         "REPLICATION": "SSL" if c.security.replication_tls else "PLAINTEXT",
         "CONTROLLER": "SSL" if c.security.replication_tls else "PLAINTEXT",
     }
@@ -167,6 +174,13 @@ class BrokerConfig:
         self.builder.section("security", values)
         return self
 
+    def with_authorization(self) -> BrokerConfig:
+        if self.model.config.authorization:
+            self.builder.section(
+                "authorization (deny unless an ACL allows)", authorization(self.model)
+            )
+        return self
+
     def build(self) -> PropertiesBuilder:
         return self.builder
 
@@ -181,6 +195,25 @@ def pem_files() -> dict[str, object]:
     }
 
 
+# A certificate's subject `CN=<name>` becomes the principal `User:<name>`.
+PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
+
+
+def authorization(model: ClusterModel) -> dict[str, object]:
+    """The same on every broker and controller: the nodes (their shared certificate CN) and the
+    admin are super users; everyone else gets only what an ACL grants."""
+    return {
+        "authorizer.class.name": model.metadata.authorizer,
+        "super.users": ";".join(super_users(model)),
+        "allow.everyone.if.no.acl.found": False,
+        "ssl.principal.mapping.rules": PRINCIPAL_FROM_CN,
+    }
+
+
+def super_users(model: ClusterModel) -> list[str]:
+    return [f"User:{model.names.node_principal}", f"User:{model.config.security.admin_user}"]
+
+
 def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     return (
         BrokerConfig(model, node)
@@ -192,6 +225,7 @@ def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         .with_safe_defaults()
         .with_threads()
         .with_security()
+        .with_authorization()
         .build()
     )
 
@@ -222,4 +256,6 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
                 "ssl.endpoint.identification.algorithm": "https",
             },
         )
+    if model.config.authorization:
+        builder.section("authorization (deny unless an ACL allows)", authorization(model))
     return builder

@@ -12,9 +12,20 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.config import password_config_key
-from infra.model import access, labels, networks, security, storage, templating, workloads
+from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
+from infra.model import (
+    access,
+    acls,
+    labels,
+    networks,
+    security,
+    storage,
+    templating,
+    workloads,
+    zookeeper_auth,
+)
 from infra.model.access import SKIP_AWAIT
+from infra.model.broker_config import super_users
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -24,6 +35,8 @@ class SecretValue:
     """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
 
     key: str
+    # When set, the value is this text with the secret in place of `{password}` (a JAAS file).
+    template: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,10 +83,32 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     ]
 
 
+def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
+    """ZooKeeper's and the brokers' SASL/DIGEST logins, built from secret config."""
+    if model.config.quorum.kind != "zookeeper":
+        return []
+    files = {
+        name: SecretValue(ZOOKEEPER_PASSWORD_KEY, template=text)
+        for name, text in zookeeper_auth.jaas_files().items()
+    }
+    metadata = {
+        "name": zookeeper_auth.jaas_secret_name(model),
+        "namespace": model.config.namespace,
+    }
+    return [
+        Declared(
+            "Secret",
+            "zookeeper-jaas",
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _secrets(model: ClusterModel) -> list[Declared]:
     if model.config.security.client_auth != "scram-sha-512":
-        return []
-    return [
+        return _zookeeper_jaas(model)
+    return _zookeeper_jaas(model) + [
         Declared(
             "Secret",
             f"user-{user}",
@@ -109,8 +144,14 @@ def _external(model: ClusterModel) -> list[Declared]:
             Declared("Service", "haproxy-service", access.haproxy_service(model)),
         ]
     if mode == "route":
-        # Passthrough: TLS ends at the broker, so SNI picks the broker.
-        return [Declared("Route", r["metadata"]["name"], r) for r in access.routes(model)]
+        # Passthrough: TLS ends at the broker, so SNI picks the Route, its Service the broker.
+        services = [
+            Declared("Service", svc["metadata"]["name"], svc)
+            for svc in access.external_services(model)
+        ]
+        return services + [
+            Declared("Route", r["metadata"]["name"], r) for r in access.routes(model)
+        ]
     return []
 
 
@@ -138,6 +179,16 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""
     )
     workload_deps = ("namespace", "storage", "security")
+    certificates = [
+        Declared("Certificate", cert["metadata"]["name"], cert)
+        for cert in security.certificates(model)
+    ]
+    admin_certificate = security.admin_certificate(model)
+    if admin_certificate is not None:
+        certificates.append(Declared("Certificate", "admin", admin_certificate))
+    acl_job = acls.acl_job(model)
+    if acl_job is not None and c.skip_await:
+        acl_job["metadata"]["annotations"] = dict(SKIP_AWAIT)
     return [
         Concern(
             "namespace",
@@ -179,15 +230,22 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             },
         ),
         Concern(
+            "issuer",
+            "kafkastack:security:CertificateIssuer",
+            # The stack's own CA chain, unless config names an existing issuer.
+            tuple(
+                Declared(o["kind"], f"{o['kind'].lower()}-{o['metadata']['name']}", o)
+                for o in security.issuer_objects(model)
+            ),
+            after=("namespace",),
+            outputs={"issuer": security.issuer_summary(model)},
+        ),
+        Concern(
             "security",
             "kafkastack:security:Security",
             # One certificate per node: pod DNS name, replication address, external host.
-            tuple(
-                Declared("Certificate", cert["metadata"]["name"], cert)
-                for cert in security.certificates(model)
-            )
-            + tuple(_secrets(model)),
-            after=("namespace",),
+            tuple(certificates) + tuple(_secrets(model)),
+            after=("namespace", "issuer"),
             outputs={
                 "users": sorted(c.security.users)
                 if c.security.client_auth == "scram-sha-512"
@@ -232,5 +290,16 @@ def desired_state(model: ClusterModel) -> list[Concern]:
                 for b in access.disruption_budgets(model)
             ),
             after=("namespace",),
+        ),
+        Concern(
+            "acls",
+            "kafkastack:security:AccessControl",
+            # Grants for the declared users, added by the admin once the brokers answer.
+            (Declared("Job", "acls", acl_job),) if acl_job is not None else (),
+            after=("security", "brokers", "services"),
+            outputs={
+                "authorizer": model.metadata.authorizer if c.authorization else "",
+                "super_users": super_users(model) if c.authorization else [],
+            },
         ),
     ]

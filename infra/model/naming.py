@@ -59,6 +59,38 @@ class Names:
     def tls_secret(self, workload: str) -> str:
         return f"{workload}-tls"
 
+    @property
+    def bootstrap_issuer(self) -> str:
+        """The self-signed Issuer that signs only the stack's CA certificate."""
+        return f"{self.cluster}-selfsigned"
+
+    @property
+    def ca(self) -> str:
+        """The stack's CA: its Certificate, its Secret and the Issuer signing node certificates."""
+        return f"{self.cluster}-ca"
+
+    @property
+    def node_principal(self) -> str:
+        """The certificate common name every broker and controller shares: one super user."""
+        return f"{self.cluster}-node"
+
+    @property
+    def acl_job(self) -> str:
+        return f"{self.cluster}-acls"
+
+    @property
+    def admin_tls_secret(self) -> str:
+        """The admin's client certificate (mTLS client auth), used by the ACL Job."""
+        return f"{self.cluster}-admin-tls"
+
+    def external_service(self, workload: str) -> str:
+        """One Service per broker: an OpenShift Route reaches exactly that broker through it."""
+        return f"{workload}-external"
+
+    @property
+    def external_bootstrap_service(self) -> str:
+        return f"{self.cluster}-external-bootstrap"
+
     def pod_dns(self, workload: str, service: str) -> str:
         return f"{self.pod(workload)}.{service}.{self.namespace}.svc.{self.cluster_domain}"
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 CONFIG_DIR = "/etc/kafka/config"  # the node's ConfigMap, read-only
 TLS_DIR = "/etc/kafka/tls"  # keystore assembled at start from the cert-manager Secret
 METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
+# ZooKeeper's ConfigMap (zoo.cfg, logging, JAAS); ZOOCFGDIR names it to the image's scripts.
+ZK_CONFIG_DIR = "/etc/zookeeper/conf"
 ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
 ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own
+ZK_JAAS_DIR = "/etc/zookeeper/jaas"  # ZooKeeper's SASL/DIGEST server login (a Secret)
+KAFKA_ZK_JAAS_DIR = "/etc/kafka/zookeeper-jaas"  # brokers' and tools' login at ZooKeeper
+KAFKA_BIN = "/opt/kafka/bin"  # the Kafka image's tools
 DATA_DIR_PREFIX = "/var/lib/kafka/data-"  # one log directory per data volume (JBOD)
 
 

@@ -10,6 +10,7 @@ its probe runs inside the pod instead: it looks for the listening socket in the 
 from __future__ import annotations
 
 import ipaddress
+import shlex
 from typing import Any
 
 from infra.model import labels
@@ -49,4 +50,26 @@ def readiness_probe(model: ClusterModel, node: Node) -> dict[str, Any]:
     return {
         "exec": {"command": listening_command(node.replication_ip, p.controller)},
         "periodSeconds": PERIOD_SECONDS,
+    }
+
+
+def four_letter_word_probe(node: Node, port: int, word: str, expect: str) -> dict[str, Any]:
+    """An exec probe asking ZooKeeper a four-letter word (whitelisted in zoo.cfg) over bash's
+    /dev/tcp: the image needs no netcat, and the JVM is not started once per probe."""
+    script = (
+        f"exec 3<>/dev/tcp/{node.replication_host}/{port} && printf {word} >&3 "
+        f"&& grep -q {shlex.quote(expect)} <&3"
+    )
+    return {"exec": {"command": ["bash", "-c", script]}, "periodSeconds": 10, "timeoutSeconds": 5}
+
+
+def zookeeper_probes(node: Node, port: int) -> dict[str, Any]:
+    """Ready when serving as leader or follower (`srvr` says its Mode), alive when it answers."""
+    return {
+        "readinessProbe": four_letter_word_probe(node, port, "srvr", "Mode: "),
+        "livenessProbe": {
+            **four_letter_word_probe(node, port, "ruok", "imok"),
+            "initialDelaySeconds": 30,
+            "failureThreshold": 6,
+        },
     }

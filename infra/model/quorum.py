@@ -46,6 +46,8 @@ class KRaftQuorum:
     role = labels.CONTROLLER
     # Brokers keep a metadata log of their own, formatted once per volume set.
     brokers_format_storage = True
+    # ACLs live in the metadata log; brokers and controllers both run this authorizer.
+    authorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
     def node_id(self, index: int) -> int:
         # Controllers' ids sit apart from brokers' (0, 1, …) so both can grow.
@@ -81,6 +83,8 @@ class ZooKeeperQuorum:
     role = labels.ZOOKEEPER
     # Brokers keep metadata in ZooKeeper: there is no storage of theirs to format.
     brokers_format_storage = False
+    # ACLs live in ZooKeeper (Kafka 3.9's last ZooKeeper-mode authorizer).
+    authorizer = "kafka.security.authorizer.AclAuthorizer"
 
     def node_id(self, index: int) -> int:
         return index + 1  # ZooKeeper's myid starts at 1
@@ -105,6 +109,8 @@ class ZooKeeperQuorum:
             # A chroot per cluster: one ensemble may serve several clusters' metadata apart.
             "zookeeper.connect": f"{servers}/{model.config.cluster_name}",
             "zookeeper.connection.timeout.ms": 18000,
+            # Brokers log in (SASL/DIGEST) and ACL their znodes so only that login may change them.
+            "zookeeper.set.acl": True,
         }
 
     def initial_voters(self, model: Cluster) -> str | None:

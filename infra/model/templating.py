@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from infra.model import labels
+from infra.model import labels, zookeeper_auth
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -77,6 +77,7 @@ def zookeeper_config(model: ClusterModel, node: Node) -> str:
         environment=model.config.environment,
         data_dir=ZK_DATA_DIR,
         data_log_dir=ZK_LOG_DIR,
+        auth_settings=zookeeper_auth.server_settings(),
     )
 
 

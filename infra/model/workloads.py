@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels, templating
+from infra.model import labels, templating, zookeeper_auth
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
-from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
-from infra.model.probes import readiness_probe
+from infra.model.paths import (
+    CONFIG_DIR,
+    METADATA_DIR,
+    TLS_DIR,
+    ZK_CONFIG_DIR,
+    ZK_DATA_DIR,
+    ZK_LOG_DIR,
+)
+from infra.model.probes import readiness_probe, zookeeper_probes
 from infra.model.resources import pod_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
@@ -159,6 +166,15 @@ def _logging_env(model: ClusterModel) -> dict[str, str]:
     return {"name": "KAFKA_LOG4J_OPTS", "value": templating.log4j_opts(model, CONFIG_DIR)}
 
 
+def _kafka_opts(model: ClusterModel) -> str:
+    options = (
+        f"-javaagent:{JMX_EXPORTER_AGENT}={model.ports.metrics}:{CONFIG_DIR}/jmx-exporter.yaml"
+    )
+    if model.config.quorum.kind == "zookeeper":
+        options += " " + zookeeper_auth.client_jaas_option()
+    return options
+
+
 def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) -> dict[str, Any]:
     """A broker or a KRaft controller."""
     c = model.config
@@ -201,11 +217,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "env": [
             {"name": "KAFKA_HEAP_OPTS", "value": f"-Xms{heap:g}g -Xmx{heap:g}g"},
             _logging_env(model),
-            {
-                "name": "KAFKA_OPTS",
-                "value": f"-javaagent:{JMX_EXPORTER_AGENT}={model.ports.metrics}:"
-                f"{CONFIG_DIR}/jmx-exporter.yaml",
-            },
+            {"name": "KAFKA_OPTS", "value": _kafka_opts(model)},
         ],
         "ports": ports,
         "resources": pod_resources(cpu, memory),
@@ -215,6 +227,12 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
     init = [_jmx_exporter_init(), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
         init.append(_format_storage_init(model, node, image, config_file, mounts))
+    if c.quorum.kind == "zookeeper":
+        jaas_volume, jaas_mount = zookeeper_auth.jaas_volume(model, node.role)
+        volumes.append(jaas_volume)
+        mounts.append(jaas_mount)
+        if c.security.client_auth == "scram-sha-512":
+            init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount]))
     return _statefulset(model, node, pod_labels, [container], init, volumes, claims)
 
 
@@ -224,12 +242,20 @@ def zookeeper_statefulset(
     c = model.config
     q = c.sizing.cluster.quorum
     pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
-    volumes = [{"name": "config", "configMap": {"name": model.names.config_map(node.workload)}}]
+    jaas_volume, jaas_mount = zookeeper_auth.jaas_volume(model, node.role)
+    volumes = [
+        {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
+        jaas_volume,
+    ]
     container = {
         "name": "zookeeper",
         "image": ZOOKEEPER_IMAGE,
-        "command": ["zkServer.sh", "start-foreground", "/conf/zoo.cfg"],
-        "env": [{"name": "JVMFLAGS", "value": f"-Xms{q.heap_gib:g}g -Xmx{q.heap_gib:g}g"}],
+        "command": ["zkServer.sh", "start-foreground", f"{ZK_CONFIG_DIR}/zoo.cfg"],
+        "env": [
+            {"name": "JVMFLAGS", "value": f"-Xms{q.heap_gib:g}g -Xmx{q.heap_gib:g}g"},
+            {"name": "ZOOCFGDIR", "value": ZK_CONFIG_DIR},
+            {"name": "SERVER_JVMFLAGS", "value": zookeeper_auth.server_jaas_option()},
+        ],
         "ports": [
             {"name": "client", "containerPort": model.ports.zookeeper_client},
             {"name": "peer", "containerPort": model.ports.zookeeper_peer},
@@ -237,10 +263,12 @@ def zookeeper_statefulset(
         ],
         "resources": pod_resources(q.cpu, q.memory_gib),
         "volumeMounts": [
-            {"name": "config", "mountPath": "/conf"},
+            {"name": "config", "mountPath": ZK_CONFIG_DIR},
             {"name": "snapshots", "mountPath": ZK_DATA_DIR},
             {"name": "txlog", "mountPath": ZK_LOG_DIR},
+            jaas_mount,
         ],
+        **zookeeper_probes(node, model.ports.zookeeper_client),
     }
     myid = {
         "name": "myid",
@@ -256,6 +284,14 @@ def zookeeper_statefulset(
     return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims)
 
 
+def _pod_metadata(model: ClusterModel, node: Node, pod_labels: dict[str, str]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    annotations = pod_network_annotation(model, node)
+    if annotations:  # the provider drops an empty map: leave it out so diffs stay quiet
+        metadata["annotations"] = annotations
+    return metadata
+
+
 def _statefulset(
     model: ClusterModel,
     node: Node,
@@ -268,7 +304,6 @@ def _statefulset(
     service = (
         model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
     )
-    annotation = pod_network_annotation(model, node)
     return {
         "metadata": {
             "name": node.workload,
@@ -290,11 +325,7 @@ def _statefulset(
                 "whenScaled": "Retain",
             },
             "template": {
-                "metadata": {
-                    "labels": pod_labels,
-                    # The API server drops an empty map; leaving it out keeps every diff quiet.
-                    **({"annotations": annotation} if annotation else {}),
-                },
+                "metadata": _pod_metadata(model, node, pod_labels),
                 "spec": {
                     "affinity": _zone_affinity(node, model),
                     "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off

@@ -30,12 +30,18 @@ class ClientAccess:
         return [f"{b['client_host']}:{port}" for b in self.topology["brokers"]]
 
     def internal_security(self) -> dict[str, str]:
-        return {
-            "security.protocol": "SASL_PLAINTEXT",
+        """The admin's SCRAM login on the CLIENT listener, over TLS when the stack says so."""
+        security = self.topology["security"]
+        protocol = security.get("client_protocol", "SASL_PLAINTEXT")
+        settings = {
+            "security.protocol": protocol,
             "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.username": self.topology["security"]["users"][0],
+            "sasl.username": security.get("admin_user", security["users"][0]),
             "sasl.password": self.password,
         }
+        if protocol == "SASL_SSL":
+            settings["ssl.ca.location"] = str(self.ca_file)
+        return settings
 
     def external_security(self) -> dict[str, str]:
         return {

@@ -4,17 +4,21 @@ A "switch" namespace holds two bridges, one per network; every host gets a veth 
 bridge and, when it is on it, one into the replication bridge. Only addresses inside these
 namespaces are ever contacted. Names resolve through /etc/netns/<ns>/hosts, which
 `ip netns exec` mounts over /etc/hosts for that host alone.
+
+Every namespace of a run carries the run's id (`ksv-<id>-<host>`), and the network deletes only
+the namespaces it records having made: another run's, or anyone else's `ksv-*`, stay.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PREFIX = "ksv"
-SWITCH = f"{PREFIX}-switch"
 CLIENT_BRIDGE = "br-client"
 REPLICATION_BRIDGE = "br-repl"
 # The client network stands in for the pod network; it must not overlap the replication CIDR.
@@ -48,10 +52,11 @@ class Host:
     replication_ip: str | None
     replication_prefix: int = 24
     hosts: dict[str, str] = field(default_factory=dict)
+    run_id: str = ""  # the network's; set when the host is added to it
 
     @property
     def namespace(self) -> str:
-        return f"{PREFIX}-{self.name}"
+        return namespace_name(self.run_id, self.name)
 
     @property
     def client_if(self) -> str:
@@ -72,22 +77,47 @@ class Host:
         return bool(shown.stdout.strip())
 
 
+def namespace_name(run_id: str, name: str) -> str:
+    return f"{PREFIX}-{run_id}-{name}"
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(3)
+
+
 @dataclass
 class TestNetwork:
     hosts: list[Host] = field(default_factory=list)
+    run_id: str = field(default_factory=new_run_id)
+    created: list[str] = field(default_factory=list)  # namespaces this network made, in order
+
+    @property
+    def switch(self) -> str:
+        return namespace_name(self.run_id, "switch")
+
+    def _add_namespace(self, name: str) -> None:
+        ip("netns", "add", name)
+        self.created.append(name)
 
     def create(self) -> None:
-        cleanup()
-        ip("netns", "add", SWITCH)
+        self._add_namespace(self.switch)
         for bridge in (CLIENT_BRIDGE, REPLICATION_BRIDGE):
-            in_ns(SWITCH, "link", "add", bridge, "type", "bridge")
-            in_ns(SWITCH, "link", "set", bridge, "up")
-        in_ns(SWITCH, "link", "set", "lo", "up")
+            in_ns(self.switch, "link", "add", bridge, "type", "bridge")
+            in_ns(self.switch, "link", "set", bridge, "up")
+        in_ns(self.switch, "link", "set", "lo", "up")
         for host in self.hosts:
+            host.run_id = self.run_id
             self._add_host(host)
 
+    def delete(self) -> None:
+        """Remove the namespaces and hosts files this network made, and nothing else."""
+        for name in reversed(self.created):
+            ip("netns", "delete", name, check=False)
+            shutil.rmtree(NETNS_ETC / name, ignore_errors=True)
+        self.created.clear()
+
     def _add_host(self, host: Host) -> None:
-        ip("netns", "add", host.namespace)
+        self._add_namespace(host.namespace)
         in_ns(host.namespace, "link", "set", "lo", "up")
         self._plug(
             host, host.client_if, f"c{host.index}", CLIENT_BRIDGE, host.client_ip, CLIENT_PREFIX
@@ -109,8 +139,9 @@ class TestNetwork:
         ]
         (directory / "hosts").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    @staticmethod
-    def _plug(host: Host, inner: str, outer: str, bridge: str, address: str, prefix: int) -> None:
+    def _plug(
+        self, host: Host, inner: str, outer: str, bridge: str, address: str, prefix: int
+    ) -> None:
         ip(
             "link",
             "add",
@@ -123,10 +154,10 @@ class TestNetwork:
             "name",
             outer,
             "netns",
-            SWITCH,
+            self.switch,
         )
-        in_ns(SWITCH, "link", "set", outer, "master", bridge)
-        in_ns(SWITCH, "link", "set", outer, "up")
+        in_ns(self.switch, "link", "set", outer, "master", bridge)
+        in_ns(self.switch, "link", "set", outer, "up")
         in_ns(host.namespace, "addr", "add", f"{address}/{prefix}", "dev", inner)
         in_ns(host.namespace, "link", "set", inner, "up")
 
@@ -144,23 +175,11 @@ class TestNetwork:
         return totals
 
 
-def cleanup() -> None:
-    """Remove every namespace and hosts file a previous (maybe crashed) run left behind."""
-    listed = ip("netns", "list", check=False).stdout.split("\n")
-    for line in listed:
-        name = line.split(" ")[0]
-        if name.startswith(f"{PREFIX}-"):
-            ip("netns", "delete", name, check=False)
-    if NETNS_ETC.is_dir():
-        for directory in NETNS_ETC.glob(f"{PREFIX}-*"):
-            shutil.rmtree(directory, ignore_errors=True)
-
-
 def available() -> str | None:
     """None when namespaces work here, else why not (so callers can fail with the reason)."""
     if shutil.which("ip") is None:
         return "iproute2's `ip` is missing: run scripts/install-system-deps.sh"
-    probe = f"{PREFIX}-probe"
+    probe = namespace_name(new_run_id(), f"probe{os.getpid()}")
     result = ip("netns", "add", probe, check=False)
     if result.returncode != 0:
         return f"cannot create network namespaces ({result.stderr.strip()}); run as root"

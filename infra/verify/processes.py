@@ -12,6 +12,7 @@ import atexit
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -20,11 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.model.paths import KAFKA_BIN
 from infra.toolchain import cache_dir
-from infra.verify import certificates
+from infra.verify import certificates, pods
 from infra.verify.clients import ClientAccess
 from infra.verify.errors import VerifyError
-from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork, cleanup
+from infra.verify.mounts import mount_script
+from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork
 
 REPO = Path(__file__).resolve().parent.parent.parent
 STARTED_MARKERS = {
@@ -77,6 +80,15 @@ class ProcessCluster(ClientAccess):
         self.haproxy_host: Host | None = None
         self._haproxy: subprocess.Popen[bytes] | None = None
         self.network = TestNetwork()
+        # What the kubelet would hand the pods: the rendered Secrets (placeholder passwords).
+        self.secrets = pods.secret_values(self.render_dir)
+        users = self.topology["security"]["users"]
+        admin = self.topology["security"].get("admin_user", users[0] if users else "")
+        rendered_password = self.secrets.get(
+            (f"{self.topology['cluster_name']}-user-{admin}", "password")
+        )
+        if rendered_password is not None:
+            self.password = rendered_password
         self._layout()
 
     # ----- layout ---------------------------------------------------------------------------
@@ -86,6 +98,8 @@ class ProcessCluster(ClientAccess):
         client_ip = {e["name"]: f"{CLIENT_CIDR_BASE}{10 + i}" for i, e in enumerate(entries)}
         haproxy_ip = f"{CLIENT_CIDR_BASE}200"
         names = {e["client_host"]: client_ip[e["name"]] for e in entries}
+        # The bootstrap Service's name lands on a broker, as its virtual IP would.
+        names[t["bootstrap_host"]] = client_ip[t["brokers"][0]["name"]]
         external = {e["external_host"]: haproxy_ip for e in t["brokers"] if e["external_host"]}
         external[t["external"]["bootstrap_host"]] = haproxy_ip
         network = t["network"]
@@ -105,14 +119,23 @@ class ProcessCluster(ClientAccess):
                 e["replication_ip"],
                 prefix,
                 dict(names),
+                run_id=self.network.run_id,
             )
             self.nodes.append(Node(e, host, self.workdir / e["name"]))
         self.network.hosts = [n.host for n in self.nodes]
         if t["external"]["mode"] == "haproxy":
-            self.haproxy_host = Host("haproxy", 200, haproxy_ip, None, prefix, dict(names))
+            self.haproxy_host = Host(
+                "haproxy", 200, haproxy_ip, None, prefix, dict(names), run_id=self.network.run_id
+            )
             self.network.hosts.append(self.haproxy_host)
         self.client_host = Host(
-            "client", 250, f"{CLIENT_CIDR_BASE}250", None, prefix, {**names, **external}
+            "client",
+            250,
+            f"{CLIENT_CIDR_BASE}250",
+            None,
+            prefix,
+            {**names, **external},
+            run_id=self.network.run_id,
         )
         self.network.hosts.append(self.client_host)
 
@@ -124,22 +147,21 @@ class ProcessCluster(ClientAccess):
         shutil.rmtree(self.workdir, ignore_errors=True)
         self.network.create()
         self._issue_certificates()
-        kraft = self.topology["quorum"]["kind"] == "kraft"
+        pods.write_launchers(self.workdir / "kafka-bin", self.lib)
         for node in self.nodes:
             self._prepare_dirs(node)
-            if kraft:
-                self._format(node)
+        # A pod's init containers run before its container, once per pod (a process restart
+        # later is a container restart: they do not run again).
         for node in self.quorum:
+            self._run_init_containers(node)
             self.start_node(node.name, wait=False)
         for node in self.quorum:
             self._wait_started(node)
         for node in self.brokers:
+            self._run_init_containers(node)
             self.start_node(node.name, wait=False)
         for node in self.brokers:
             self._wait_started(node)
-        if not kraft:
-            # After the brokers: they create the cluster's chroot, which ConfigCommand needs.
-            self._add_zookeeper_scram_user()
         if self.haproxy_host is not None:
             self._start_haproxy()
         self.wait_for_brokers(len(self.brokers))
@@ -150,7 +172,7 @@ class ProcessCluster(ClientAccess):
         if self._haproxy is not None:
             self._signal_group(self._haproxy, signal.SIGKILL)
             self._haproxy = None
-        cleanup()
+        self.network.delete()
 
     @property
     def brokers(self) -> list[Node]:
@@ -177,7 +199,7 @@ class ProcessCluster(ClientAccess):
             wanted = node.entry["certificate"]
             certificates.issue(
                 authority,
-                node.name,
+                wanted["common_name"],
                 wanted["dns_names"],
                 wanted["ip_addresses"],
                 node.workdir / "tls",
@@ -187,6 +209,8 @@ class ProcessCluster(ClientAccess):
         """(host directory, container path) pairs, the config one being the rendered folder."""
         paths = node.entry["paths"]
         pairs = [(self.render_dir / node.entry["config_dir"], paths["config"])]
+        pairs += [(self.workdir / "kafka-bin", KAFKA_BIN)]
+        pairs += self._secret_volumes(node)
         if node.role == "zookeeper":
             pairs += [(node.workdir / "data", paths["data"]), (node.workdir / "log", paths["log"])]
             return pairs
@@ -197,25 +221,38 @@ class ProcessCluster(ClientAccess):
         pairs += [(node.workdir / Path(d).name, d) for d in paths["data"]]
         return pairs
 
+    def _pod(self, node: Node) -> dict[str, Any]:
+        manifest = pods.rendered(self.render_dir, "StatefulSet", node.name)
+        return dict(manifest["spec"]["template"]["spec"])
+
+    def _secret_volumes(self, node: Node) -> list[tuple[Path, str]]:
+        return pods.secret_volumes(self._pod(node), self.secrets, node.workdir)
+
+    def _system_properties(self, node: Node) -> str:
+        return pods.system_properties(self._pod(node))
+
+    def _run_init_containers(self, node: Node) -> None:
+        for container in pods.init_containers(self.render_dir, node.name):
+            env = pods.environment(container, self.secrets)
+            self._run_in(node, pods.command(container), env=env)
+
     def _prepare_dirs(self, node: Node) -> None:
-        for source, target in self._mounts(node):
+        # Only the run's own folders: the in-pod paths exist only inside the process's mounts.
+        for source, _ in self._mounts(node):
             source.mkdir(parents=True, exist_ok=True)
-            Path(target).mkdir(parents=True, exist_ok=True)  # mount point in the root file system
         if node.role == "zookeeper":
             (node.workdir / "data" / "myid").write_text(f"{node.entry['node_id']}\n")
 
     def _mount_script(self, node: Node, command: str) -> str:
-        lines = ["set -e"]
-        for source, target in self._mounts(node):
-            lines.append(f"mount --bind '{source}' '{target}'")
-        lines.append(f"exec {command}")
-        return "\n".join(lines)
+        return mount_script(
+            self._mounts(node), node.workdir / "mounts", node.host.namespace, command
+        )
 
-    def _java(self, main: str, *args: str, log_option: str = "") -> str:
+    def _java(self, main: str, *args: str, options: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
         return (
             f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m -XX:+UseG1GC -Djava.awt.headless=true "
-            f"{log_option} -cp '{self.lib}/*' {main} {quoted}"
+            f"{options} -cp '{self.lib}/*' {main} {quoted}"
         )
 
     def _log_option(self, node: Node) -> str:
@@ -232,14 +269,17 @@ class ProcessCluster(ClientAccess):
         }[node.role]
         return f"{node.entry['paths']['config']}/{name}"
 
-    def _run_in(self, node: Node, command: str, timeout: float = 120) -> str:
-        script = self._mount_script(node, command)
+    def _run_in(
+        self, node: Node, command: str, env: dict[str, str] | None = None, timeout: float = 180
+    ) -> str:
+        script = self._mount_script(node, f"sh -c {shlex.quote(command)}")
         result = subprocess.run(
             ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+            env={**os.environ, **(env or {})},
         )
         if result.returncode != 0:
             raise VerifyError(
@@ -248,65 +288,14 @@ class ProcessCluster(ClientAccess):
             )
         return result.stdout
 
-    def _format(self, node: Node) -> None:
-        """What the rendered format-storage init container runs, with the same arguments."""
-        q = self.topology["quorum"]
-        voter = node.role == "controller" or (q["combined"] and node.role == "broker")
-        args = [
-            "format",
-            "--ignore-formatted",
-            "-t",
-            self.topology["cluster_id"],
-            "-c",
-            self._config_file(node),
-        ]
-        if voter:
-            args += ["--initial-controllers", q["initial_controllers"]]
-            for user in self.topology["security"]["users"]:
-                args += ["--add-scram", f"SCRAM-SHA-512=[name={user},password={self.password}]"]
-        else:
-            args.append("--no-initial-controllers")
-        self._run_in(
-            node, self._java("kafka.tools.StorageTool", *args, log_option=self._log_option(node))
-        )
-
-    def _add_zookeeper_scram_user(self) -> None:
-        broker = self.brokers[0]
-        zk = ",".join(
-            f"{n.entry['replication_ip']}:{self.topology['ports']['zookeeper_client']}"
-            for n in self.quorum
-        )
-        for user in self.topology["security"]["users"]:
-            self._run_in(
-                broker,
-                self._java(
-                    "kafka.admin.ConfigCommand",
-                    "--zookeeper",
-                    f"{zk}/{self.topology['cluster_name']}",
-                    "--alter",
-                    "--add-config",
-                    f"SCRAM-SHA-512=[password={self.password}]",
-                    "--entity-type",
-                    "users",
-                    "--entity-name",
-                    user,
-                    log_option=self._log_option(broker),
-                ),
-            )
-
     # ----- processes ------------------------------------------------------------------------
     def start_node(self, name: str, wait: bool = True) -> None:
         node = self.node(name)
+        options = f"{self._log_option(node)} {self._system_properties(node)}"
+        main = "kafka.Kafka"
         if node.role == "zookeeper":
-            command = self._java(
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                self._config_file(node),
-                log_option=self._log_option(node),
-            )
-        else:
-            command = self._java(
-                "kafka.Kafka", self._config_file(node), log_option=self._log_option(node)
-            )
+            main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+        command = self._java(main, self._config_file(node), options=options)
         node.workdir.mkdir(parents=True, exist_ok=True)
         with node.log.open("ab") as log:
             log.write(f"\n=== start {time.strftime('%H:%M:%S')}\n".encode())

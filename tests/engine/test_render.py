@@ -33,7 +33,7 @@ def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
     return folded
 
 
-@pytest.mark.parametrize("stack", ["local", "prod"])
+@pytest.mark.parametrize("stack", ["local", "dev", "prod"])
 def test_the_engine_render_yields_the_same_objects_as_the_mock_render(
     tmp_path: Path, stack: str
 ) -> None:

@@ -180,7 +180,8 @@ def test_jbod_volumes_become_log_dirs() -> None:
 @pytest.mark.parametrize(("nodes", "budget"), [(3, 1), (5, 2)])
 def test_disruption_budgets(nodes: int, budget: int) -> None:
     model = model_of(quorum={"nodes": nodes}, brokers=5)
-    brokers, quorum = access.disruption_budgets(model)
+    by_name = {b["metadata"]["name"]: b for b in access.disruption_budgets(model)}
+    brokers, quorum = by_name["kafka-brokers"], by_name["kafka-quorum"]
     assert brokers["spec"]["maxUnavailable"] == 1
     assert quorum["spec"]["maxUnavailable"] == budget
 

@@ -20,7 +20,13 @@ from kafkastack.cli import app
 from tests.infra.conftest import config_of, sizing_cluster
 
 KUBERNETES_VERSION = "1.36.0"
-CUSTOM_KINDS = {"Certificate", "MultiNetworkPolicy", "NetworkAttachmentDefinition", "Route"}
+CUSTOM_KINDS = {
+    "Certificate",
+    "Issuer",
+    "MultiNetworkPolicy",
+    "NetworkAttachmentDefinition",
+    "Route",
+}
 STACKS = ["local", "dev", "staging", "prod"]
 
 

@@ -59,7 +59,7 @@ def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> ProcessCluster:
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
     """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
 
-    Module scope: clusters share the host's namespace names, so one runs at a time.
+    Module scope: a cluster takes a while to start; the heavy lock keeps one run at a time.
     """
     cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)
     yield cluster

@@ -1,0 +1,133 @@
+"""ZooKeeper mode's security: SASL/DIGEST logins, znode ACLs, SCRAM users.
+
+Every ZooKeeper session must authenticate (`enforce.auth`): the brokers and the tools log in as
+one DIGEST user whose password is secret stack config (`password-zookeeper`), and brokers put
+ACLs on the znodes they create (`zookeeper.set.acl`). Both JAAS files live in one Secret, built
+from that password by the program: nothing secret is rendered into a ConfigMap.
+
+SCRAM credentials live in ZooKeeper in this mode, so each broker's `scram-users` init container
+writes them with `kafka-configs.sh --zookeeper` before the broker starts (passwords from the
+users' Secrets); setting a credential again is harmless, so every start may repeat it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from infra.model import labels
+from infra.model.cluster import ClusterModel
+from infra.model.paths import KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
+from infra.model.security import scram_secret_name
+
+DIGEST_USER = "kafka"
+DIGEST_LOGIN = "org.apache.zookeeper.server.auth.DigestLoginModule"
+# Where the program puts the password into a JAAS file (see desired.SecretValue.template).
+PASSWORD_SLOT = "{password}"
+SERVER_JAAS = "server.conf"
+CLIENT_JAAS = "client.conf"
+
+
+def server_settings() -> dict[str, str]:
+    """zoo.cfg lines: SASL is the only way in."""
+    return {
+        "authProvider.sasl": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+        "enforce.auth.enabled": "true",
+        "enforce.auth.schemes": "sasl",
+        "sessionRequireClientSASLAuth": "true",
+    }
+
+
+def jaas_files() -> dict[str, str]:
+    """The Secret's files, with `PASSWORD_SLOT` where the password goes."""
+    quoted = f'"{PASSWORD_SLOT}"'
+    return {
+        SERVER_JAAS: f"Server {{\n  {DIGEST_LOGIN} required\n  user_{DIGEST_USER}={quoted};\n}};\n",
+        CLIENT_JAAS: (
+            f'Client {{\n  {DIGEST_LOGIN} required\n  username="{DIGEST_USER}"\n'
+            f"  password={quoted};\n}};\n"
+        ),
+    }
+
+
+def jaas_secret_name(model: ClusterModel) -> str:
+    return f"{model.config.cluster_name}-zookeeper-jaas"
+
+
+def jaas_option(path: str) -> str:
+    return f"-Djava.security.auth.login.config={path}"
+
+
+def client_jaas_option() -> str:
+    """The JVM option brokers and tools log in to ZooKeeper with."""
+    return jaas_option(f"{KAFKA_ZK_JAAS_DIR}/{CLIENT_JAAS}")
+
+
+def server_jaas_option() -> str:
+    return jaas_option(f"{ZK_JAAS_DIR}/{SERVER_JAAS}")
+
+
+def jaas_volume(model: ClusterModel, role: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(volume, mount) of the JAAS Secret: ZooKeeper gets the server login, brokers the client's."""
+    server = role == labels.ZOOKEEPER
+    item = SERVER_JAAS if server else CLIENT_JAAS
+    volume = {
+        "name": "zookeeper-jaas",
+        "secret": {
+            "secretName": jaas_secret_name(model),
+            "items": [{"key": item, "path": item}],
+        },
+    }
+    mount = {
+        "name": "zookeeper-jaas",
+        "mountPath": ZK_JAAS_DIR if server else KAFKA_ZK_JAAS_DIR,
+        "readOnly": True,
+    }
+    return volume, mount
+
+
+def _zookeeper_connect(model: ClusterModel) -> tuple[str, str]:
+    """(the ensemble's servers, the cluster's chroot)."""
+    connect = str(model.metadata.quorum_settings(model)["zookeeper.connect"])
+    servers, chroot = connect.split("/", 1)
+    return servers, f"/{chroot}"
+
+
+def scram_users_script(model: ClusterModel) -> str:
+    servers, chroot = _zookeeper_connect(model)
+    # The chroot exists once a broker or this container made it; `create` then fails harmlessly
+    # (its last line, "Created" or "Node already exists", goes to the log), and any real failure
+    # (ZooKeeper unreachable, login refused) stops the next command.
+    lines = [
+        f"{KAFKA_BIN}/zookeeper-shell.sh {shlex.quote(servers)} create {chroot} 2>&1 | tail -n 1",
+    ]
+    for i, user in enumerate(model.config.security.users):
+        lines.append(
+            f"{KAFKA_BIN}/kafka-configs.sh --zookeeper {shlex.quote(servers + chroot)} --alter "
+            f'--add-config "SCRAM-SHA-512=[password=$SCRAM_PASSWORD_{i}]" '
+            f"--entity-type users --entity-name {shlex.quote(user)}"
+        )
+    return "set -e\n" + "\n".join(lines) + "\n"
+
+
+def scram_users_init(
+    model: ClusterModel, image: str, mounts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The init container writing every SCRAM user into ZooKeeper before the broker starts."""
+    env: list[dict[str, Any]] = [{"name": "KAFKA_OPTS", "value": client_jaas_option()}]
+    for i, user in enumerate(model.config.security.users):
+        env.append(
+            {
+                "name": f"SCRAM_PASSWORD_{i}",
+                "valueFrom": {
+                    "secretKeyRef": {"name": scram_secret_name(model, user), "key": "password"}
+                },
+            }
+        )
+    return {
+        "name": "scram-users",
+        "image": image,
+        "command": ["sh", "-c", scram_users_script(model)],
+        "env": env,
+        "volumeMounts": mounts,
+    }

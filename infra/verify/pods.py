@@ -1,0 +1,154 @@
+"""What a node's rendered pod declares, for the harness to run as a kubelet would.
+
+Init containers run as the rendered StatefulSet declares them.
+
+The harness never re-implements a step the manifests perform: it reads the init container from
+`kubernetes/StatefulSet/<node>.yaml`, resolves its environment the way the kubelet would (values
+as written, `secretKeyRef`s from the rendered Secrets) and runs its command, unchanged, inside
+the node's network and mount namespaces. The Kafka image's tools are stood in for by launchers
+at the same path (/opt/kafka/bin) that start the same main class on the cached jars, with the
+same `KAFKA_OPTS`/`KAFKA_HEAP_OPTS` the image's scripts pass on.
+
+Not run here: the keystore and JMX agent init containers (the harness issues PEM files itself
+and does not load the agent).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.verify.errors import VerifyError
+
+RUN_HERE = ("format-storage", "scram-users")
+# The image's bin/*.sh scripts the rendered commands call: the classes each one may start (the
+# first the release has; Kafka 4 moved some into org.apache.kafka.tools) and the arguments it
+# puts first (zookeeper-shell.sh passes `-server` itself).
+LAUNCHERS = {
+    "kafka-storage.sh": (("kafka.tools.StorageTool",), ""),
+    "kafka-configs.sh": (("kafka.admin.ConfigCommand",), ""),
+    "kafka-acls.sh": (("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"), ""),
+    "zookeeper-shell.sh": (
+        ("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",),
+        "-server",
+    ),
+}
+
+
+def _classes(lib: Path) -> set[str]:
+    names: set[str] = set()
+    for jar in lib.glob("*.jar"):
+        with zipfile.ZipFile(jar) as archive:
+            names.update(
+                n[: -len(".class")].replace("/", ".")
+                for n in archive.namelist()
+                if n.endswith(".class")
+            )
+    return names
+
+
+def write_launchers(bin_dir: Path, lib: Path) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    present = _classes(lib)
+    for name, (candidates, leading) in LAUNCHERS.items():
+        main = next((c for c in candidates if c in present), None)
+        if main is None:
+            continue  # this release has no such tool; a command calling it fails visibly
+        script = bin_dir / name
+        java = f'java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*"'
+        script.write_text(f'#!/bin/sh\nexec {java} {main} {leading} "$@"\n', encoding="utf-8")
+        script.chmod(0o755)
+
+
+def rendered(render_dir: Path, kind: str, name: str) -> dict[str, Any]:
+    path = render_dir / "kubernetes" / kind / f"{name}.yaml"
+    if not path.is_file():
+        raise VerifyError(f"{path} is missing: render the stack again")
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def secret_values(render_dir: Path) -> dict[tuple[str, str], str]:
+    """(Secret name, key) → value of every rendered Secret (placeholders for passwords)."""
+    values = {}
+    for path in sorted((render_dir / "kubernetes" / "Secret").glob("*.yaml")):
+        secret = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for key, value in (secret.get("stringData") or {}).items():
+            values[(secret["metadata"]["name"], key)] = str(value)
+    return values
+
+
+def init_containers(render_dir: Path, workload: str) -> list[dict[str, Any]]:
+    """The init containers the harness runs for a node, in the manifest's order."""
+    pod = rendered(render_dir, "StatefulSet", workload)["spec"]["template"]["spec"]
+    return [c for c in pod.get("initContainers", []) if c["name"] in RUN_HERE]
+
+
+def environment(container: dict[str, Any], secrets: dict[tuple[str, str], str]) -> dict[str, str]:
+    env = {}
+    for variable in container.get("env", []):
+        if "value" in variable:
+            env[variable["name"]] = str(variable["value"])
+            continue
+        ref = variable["valueFrom"]["secretKeyRef"]
+        try:
+            env[variable["name"]] = secrets[(ref["name"], ref["key"])]
+        except KeyError:
+            raise VerifyError(
+                f"{container['name']}: Secret {ref['name']} key {ref['key']} is not rendered"
+            ) from None
+    return env
+
+
+def command(container: dict[str, Any]) -> str:
+    """The container's command as one shell line (the rendered ones are `sh -c <script>`)."""
+    argv = container["command"]
+    if argv[:2] != ["sh", "-c"] or len(argv) != 3:
+        raise VerifyError(f"{container['name']}: only `sh -c <script>` commands are run here")
+    return str(argv[2])
+
+
+def secret_volumes(
+    pod: dict[str, Any],
+    secrets: dict[tuple[str, str], str],
+    workdir: Path,
+    issued: dict[str, Path] | None = None,
+) -> list[tuple[Path, str]]:
+    """The pod's volumes from Secrets the stack renders, and from certificate Secrets named in
+    `issued` (folder of the harness's own PEM files) when it is given; written under `workdir`:
+    (folder, path in the pod) pairs. Other certificate volumes the harness mounts itself."""
+    mounts = {
+        m["name"]: m["mountPath"]
+        for c in (*pod["containers"], *pod.get("initContainers", []))
+        for m in c.get("volumeMounts", [])
+    }
+    pairs = []
+    for volume in pod.get("volumes", []):
+        secret = volume.get("secret")
+        if secret is None or volume["name"] not in mounts:
+            continue
+        keys = {k: v for (name, k), v in secrets.items() if name == secret["secretName"]}
+        if issued and secret["secretName"] in issued:
+            keys = {f.name: f.read_text() for f in issued[secret["secretName"]].iterdir()}
+        if not keys:
+            continue
+        directory = workdir / f"secret-{volume['name']}"
+        directory.mkdir(parents=True, exist_ok=True)
+        for item in secret.get("items") or [{"key": k, "path": k} for k in keys]:
+            (directory / item["path"]).write_text(keys[item["key"]], encoding="utf-8")
+        pairs.append((directory, mounts[volume["name"]]))
+    return pairs
+
+
+def system_properties(pod: dict[str, Any]) -> str:
+    """The `-D` options the pod's container passes its JVM (its JAAS login, say)."""
+    container = pod["containers"][0]
+    return " ".join(
+        word
+        for variable in container.get("env", [])
+        if variable["name"] in ("KAFKA_OPTS", "SERVER_JVMFLAGS") and "value" in variable
+        for word in str(variable["value"]).split()
+        if word.startswith("-D")
+    )

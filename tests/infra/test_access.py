@@ -1,0 +1,94 @@
+"""External access: OpenShift Routes reach the broker they name; HAProxy behind an AWS NLB."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.errors import ConfigError
+from infra.model import access, labels
+from infra.model.cluster import ClusterModel
+from tests.infra.conftest import config_of
+
+
+def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
+    return ClusterModel.from_config(config_of(environment, **overrides))
+
+
+def route_model() -> ClusterModel:
+    return model_of(
+        platform="openshift",
+        external={"mode": "route", "domain": "k.example.com"},
+    )
+
+
+def test_each_broker_route_reaches_that_broker_alone() -> None:
+    model = route_model()
+    services = {s["metadata"]["name"]: s for s in access.external_services(model)}
+    routes = {r["spec"]["host"]: r for r in access.routes(model)}
+    for broker in model.brokers:
+        route = routes[broker.external_host or ""]
+        service = services[route["spec"]["to"]["name"]]
+        # Only that broker's pod: the StatefulSet controller's per-pod label.
+        assert service["spec"]["selector"] == {
+            access.POD_NAME_LABEL: model.names.pod(broker.workload)
+        }
+        port_names = {p["name"] for p in service["spec"]["ports"]}
+        assert route["spec"]["port"]["targetPort"] in port_names
+        assert service["spec"]["ports"][0]["targetPort"] == model.ports.external
+
+
+def test_the_bootstrap_route_targets_a_port_its_service_has() -> None:
+    model = route_model()
+    services = {s["metadata"]["name"]: s for s in access.external_services(model)}
+    services.update({s["metadata"]["name"]: s for s in access.services(model)})
+    bootstrap = next(
+        r for r in access.routes(model) if r["spec"]["host"] == model.names.external_bootstrap
+    )
+    service = services[bootstrap["spec"]["to"]["name"]]
+    assert bootstrap["spec"]["port"]["targetPort"] in {p["name"] for p in service["spec"]["ports"]}
+    assert service["spec"]["selector"] == labels.selector("kafka", labels.BROKER)
+
+
+def test_haproxy_on_aws_is_an_nlb_to_pod_ips_across_zones() -> None:
+    annotations = access.haproxy_service(model_of("prod"))["metadata"]["annotations"]
+    prefix = "service.beta.kubernetes.io/aws-load-balancer"
+    assert annotations[f"{prefix}-type"] == "external"
+    assert annotations[f"{prefix}-nlb-target-type"] == "ip"
+    assert annotations[f"{prefix}-scheme"] == "internet-facing"
+    assert "cross_zone.enabled=true" in annotations[f"{prefix}-attributes"]
+    internal = model_of("prod", external={"load_balancer_scheme": "internal"})
+    assert (
+        access.haproxy_service(internal)["metadata"]["annotations"][f"{prefix}-scheme"]
+        == "internal"
+    )
+
+
+def test_no_aws_annotations_elsewhere() -> None:
+    service = access.haproxy_service(model_of("staging", platform="openshift"))
+    assert "annotations" not in service["metadata"]
+
+
+def test_haproxy_has_a_budget_a_pinned_image_and_spreads_over_zones() -> None:
+    model = model_of("prod")
+    budgets = {b["metadata"]["name"]: b for b in access.disruption_budgets(model)}
+    assert budgets["kafka-haproxy"]["spec"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": labels.selector("kafka", labels.HAPROXY)},
+    }
+    pod = access.haproxy_deployment(model, "hash")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "haproxy:2.6.12"
+    spread = {c["topologyKey"]: c for c in pod["topologySpreadConstraints"]}
+    assert spread[labels.ZONE]["maxSkew"] == 1
+
+
+@pytest.mark.parametrize("image", ["haproxy:2.6", "haproxy:latest", "haproxy"])
+def test_a_moving_haproxy_tag_is_refused(image: str) -> None:
+    with pytest.raises(ConfigError, match=r"external\.haproxy_image"):
+        config_of("prod", external={"haproxy_image": image})
+
+
+def test_a_digest_is_accepted() -> None:
+    image = "haproxy@sha256:" + "a" * 64
+    assert config_of("prod", external={"haproxy_image": image}).external.haproxy_image == image
