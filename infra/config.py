@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from infra.errors import ConfigError
+from infra.image_config import ImagesConfig
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
@@ -107,6 +108,7 @@ class StackConfig(_Model):
     external: ExternalConfig = ExternalConfig()
     security: SecurityConfig = SecurityConfig()
     resources: ResourcesConfig = ResourcesConfig()
+    images: ImagesConfig = ImagesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
     protect: bool | None = Field(
         default=None,

@@ -6,8 +6,8 @@ from typing import Any
 
 from infra.model import labels
 from infra.model.cluster import ClusterModel
+from infra.model.pod_security import container_security_context, pod_security_context
 
-HAPROXY_IMAGE = "haproxy:2.6"
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 
@@ -83,7 +83,10 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                 "spec": {
                     # HAProxy runs unprivileged yet listens on 443 like the routes it stands in for.
                     "securityContext": {
-                        "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
+                        **pod_security_context(model, model.config.images.haproxy),
+                        # A namespaced sysctl Pod Security "restricted" allows, unlike a
+                        # NET_BIND_SERVICE capability the restricted SCC would not grant.
+                        "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}],
                     },
                     "affinity": {
                         "podAntiAffinity": {
@@ -105,7 +108,8 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                     "containers": [
                         {
                             "name": "haproxy",
-                            "image": HAPROXY_IMAGE,
+                            "image": model.config.images.haproxy.image,
+                            "securityContext": container_security_context(),
                             "args": ["-f", "/usr/local/etc/haproxy/haproxy.cfg"],
                             "ports": [{"name": "tls", "containerPort": model.ports.haproxy}],
                             "resources": {

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.config import password_config_key
-from infra.model import access, labels, networks, security, storage, templating, workloads
+from infra.model import (
+    access,
+    labels,
+    networks,
+    pod_security,
+    security,
+    storage,
+    templating,
+    workloads,
+)
 from infra.model.access import SKIP_AWAIT
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -146,7 +155,8 @@ def desired_state(model: ClusterModel) -> list[Concern]:
                 Declared(
                     "Namespace",
                     "namespace",
-                    {"metadata": {"name": c.namespace}},
+                    # Pods that would not pass Pod Security "restricted" are refused here.
+                    {"metadata": {"name": c.namespace, "labels": pod_security.namespace_labels()}},
                     protect=c.protected,
                     retain_on_delete=True,
                 ),

@@ -7,3 +7,7 @@ TLS_DIR = "/etc/kafka/tls"  # keystore assembled at start from the cert-manager 
 METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
 ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
 ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own
+# The Prometheus JMX exporter agent: baked into the image at this path (jmx_agent: bundled) or
+# put there by an init container on an emptyDir (jmx_agent: download).
+JMX_AGENT_DIR = "/opt/jmx-exporter"
+JMX_AGENT_JAR = f"{JMX_AGENT_DIR}/jmx_prometheus_javaagent.jar"

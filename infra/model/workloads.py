@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels, templating
+from infra.model import labels, metrics, templating
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
-
-KAFKA_IMAGE = "apache/kafka"
-ZOOKEEPER_IMAGE = "zookeeper:3.8.4"
-JMX_EXPORTER_IMAGE = "bitnami/jmx-exporter:1.0.1"
-JMX_EXPORTER_DIR = "/opt/jmx-exporter"
-JMX_EXPORTER_AGENT = f"{JMX_EXPORTER_DIR}/jmx_prometheus_javaagent.jar"
 
 
 def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
@@ -66,13 +61,13 @@ def _tls_volumes(
     model: ClusterModel, node: Node
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes = [
-        {"name": "jmx-exporter", "emptyDir": {}},
+        *metrics.agent_volumes(model),
         {"name": "tls-source", "secret": {"secretName": model.names.tls_secret(node.workload)}},
         {"name": "tls", "emptyDir": {"medium": "Memory"}},
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
     ]
     mounts = [
-        {"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR},
+        *metrics.agent_mounts(model),
         {"name": "tls", "mountPath": TLS_DIR},
         {"name": "config", "mountPath": CONFIG_DIR},
     ]
@@ -95,20 +90,6 @@ def _keystore_init(image: str) -> dict[str, Any]:
             {"name": "tls-source", "mountPath": "/tls-source", "readOnly": True},
             {"name": "tls", "mountPath": TLS_DIR},
         ],
-    }
-
-
-def _jmx_exporter_init() -> dict[str, Any]:
-    """The Prometheus agent jar is not in the Kafka image; copy it from its own image."""
-    return {
-        "name": "jmx-exporter",
-        "image": JMX_EXPORTER_IMAGE,
-        "command": [
-            "sh",
-            "-c",
-            f"cp /opt/bitnami/jmx-exporter/jmx_prometheus_javaagent.jar {JMX_EXPORTER_AGENT}",
-        ],
-        "volumeMounts": [{"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR}],
     }
 
 
@@ -165,7 +146,7 @@ def _logging_env(model: ClusterModel) -> dict[str, str]:
 def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) -> dict[str, Any]:
     """A broker or a KRaft controller."""
     c = model.config
-    image = f"{KAFKA_IMAGE}:{c.kafka_version}"
+    image = f"{c.images.kafka.repository}:{c.kafka_version}"
     is_broker = node.role == labels.BROKER
     config_file = "server.properties" if is_broker else "controller.properties"
     pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
@@ -204,11 +185,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "env": [
             {"name": "KAFKA_HEAP_OPTS", "value": f"-Xms{heap:g}g -Xmx{heap:g}g"},
             _logging_env(model),
-            {
-                "name": "KAFKA_OPTS",
-                "value": f"-javaagent:{JMX_EXPORTER_AGENT}={model.ports.metrics}:"
-                f"{CONFIG_DIR}/jmx-exporter.yaml",
-            },
+            {"name": "KAFKA_OPTS", "value": metrics.kafka_opts(model)},
         ],
         "ports": ports,
         "resources": _resources(cpu, memory),
@@ -218,10 +195,11 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             "periodSeconds": 10,
         },
     }
-    init = [_jmx_exporter_init(), _keystore_init(image)]
+    init = [*metrics.agent_init(model, image), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
         init.append(_format_storage_init(model, node, image, config_file, mounts))
-    return _statefulset(model, node, pod_labels, [container], init, volumes, claims)
+    pod_context = pod_security_context(model, c.images.kafka)
+    return _statefulset(model, node, pod_labels, [container], init, volumes, claims, pod_context)
 
 
 def zookeeper_statefulset(
@@ -233,7 +211,7 @@ def zookeeper_statefulset(
     volumes = [{"name": "config", "configMap": {"name": model.names.config_map(node.workload)}}]
     container = {
         "name": "zookeeper",
-        "image": ZOOKEEPER_IMAGE,
+        "image": c.images.zookeeper.image,
         "command": ["zkServer.sh", "start-foreground", "/conf/zoo.cfg"],
         "env": [{"name": "JVMFLAGS", "value": f"-Xms{q.heap_gib:g}g -Xmx{q.heap_gib:g}g"}],
         "ports": [
@@ -250,7 +228,7 @@ def zookeeper_statefulset(
     }
     myid = {
         "name": "myid",
-        "image": ZOOKEEPER_IMAGE,
+        "image": c.images.zookeeper.image,
         "command": ["sh", "-c", f"echo {node.node_id} > {ZK_DATA_DIR}/myid"],
         "volumeMounts": [{"name": "snapshots", "mountPath": ZK_DATA_DIR}],
     }
@@ -259,7 +237,8 @@ def zookeeper_statefulset(
         # The transaction log gets a device of its own (ZooKeeper's first performance rule).
         claim_template("txlog", storage_class_name, max(10.0, q.storage_gib / 4)),
     ]
-    return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims)
+    pod_context = pod_security_context(model, c.images.zookeeper)
+    return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims, pod_context)
 
 
 def _statefulset(
@@ -270,7 +249,10 @@ def _statefulset(
     init_containers: list[dict[str, Any]],
     volumes: list[dict[str, Any]],
     claims: list[dict[str, Any]],
+    pod_context: dict[str, Any],
 ) -> dict[str, Any]:
+    for container in [*init_containers, *containers]:
+        container["securityContext"] = container_security_context()
     service = (
         model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
     )
@@ -300,6 +282,7 @@ def _statefulset(
                     "annotations": pod_network_annotation(model, node),
                 },
                 "spec": {
+                    "securityContext": pod_context,
                     "affinity": _zone_affinity(node, model),
                     "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off
                     "initContainers": init_containers,
