@@ -22,7 +22,14 @@ from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model import labels, templating
 from infra.model.cluster import ClusterModel
-from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.paths import (
+    CONFIG_DIR,
+    JMX_AGENT_DIR,
+    METADATA_DIR,
+    TLS_DIR,
+    ZK_DATA_DIR,
+    ZK_LOG_DIR,
+)
 from infra.model.security import certificate_dns_names
 from infra.program import provision
 
@@ -129,6 +136,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
                 "tls": TLS_DIR,
                 "metadata": METADATA_DIR,
                 "data": model.log_dirs if n.role == labels.BROKER else [],
+                "jmx_agent": JMX_AGENT_DIR,
             }
         return entry
 

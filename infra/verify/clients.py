@@ -66,6 +66,19 @@ class ClientAccess:
         result = self.client_process(request, timeout)
         return result
 
+    def metrics(self, host: str) -> str:
+        """What a node's metrics endpoint serves (Prometheus text), fetched from the client host."""
+        url = f"http://{host}:{self.topology['ports']['metrics']}/metrics"
+        fetched = subprocess.run(
+            ["ip", "netns", "exec", self.client_host.namespace, "curl", "-fsS", "-m", "30", url],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if fetched.returncode != 0:
+            raise VerifyError(f"GET {url}: {fetched.stderr.strip()}")
+        return fetched.stdout
+
     def client_process(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         proc = self.spawn_client(request)
         out, err = proc.communicate(timeout=timeout)

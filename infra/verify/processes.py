@@ -2,8 +2,8 @@
 
 Every process runs the files `kafkastack render` wrote, unchanged: its own network namespace
 gives it the rendered addresses, and bind mounts inside that namespace put the rendered config,
-its TLS files and its data directories at the container paths the config names. JVM flags
-(heap, log config location) are command-line options, not part of the rendered properties.
+its TLS files, its data dirs and the JMX agent at the container paths they name. JVM flags
+(heap, log config) are options, not rendered properties; `KAFKA_OPTS` is the manifest's.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from infra.toolchain import cache_dir
 from infra.verify import certificates
 from infra.verify.clients import ClientAccess
 from infra.verify.errors import VerifyError
+from infra.verify.manifests import jmx_agent_dir, kafka_opts
 from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork, cleanup
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -74,6 +75,7 @@ class ProcessCluster(ClientAccess):
     def __post_init__(self) -> None:
         self.topology: dict[str, Any] = json.loads((self.render_dir / "topology.json").read_text())
         self.lib = kafka_lib(self.topology["kafka_version"])
+        self.agent_dir = jmx_agent_dir()
         self.haproxy_host: Host | None = None
         self._haproxy: subprocess.Popen[bytes] | None = None
         self.network = TestNetwork()
@@ -185,6 +187,7 @@ class ProcessCluster(ClientAccess):
         pairs += [
             (node.workdir / "tls", paths["tls"]),
             (node.workdir / "metadata", paths["metadata"]),
+            (self.agent_dir, paths["jmx_agent"]),
         ]
         pairs += [(node.workdir / Path(d).name, d) for d in paths["data"]]
         return pairs
@@ -203,11 +206,11 @@ class ProcessCluster(ClientAccess):
         lines.append(f"exec {command}")
         return "\n".join(lines)
 
-    def _java(self, main: str, *args: str, log_option: str = "") -> str:
+    def _java(self, main: str, *args: str, log_option: str = "", kafka_opts: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
         return (
             f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m -XX:+UseG1GC -Djava.awt.headless=true "
-            f"{log_option} -cp '{self.lib}/*' {main} {quoted}"
+            f"{log_option} {kafka_opts} -cp '{self.lib}/*' {main} {quoted}"
         )
 
     def _log_option(self, node: Node) -> str:
@@ -296,8 +299,9 @@ class ProcessCluster(ClientAccess):
                 log_option=self._log_option(node),
             )
         else:
+            log_option, opts = self._log_option(node), kafka_opts(self.render_dir, node.name)
             command = self._java(
-                "kafka.Kafka", self._config_file(node), log_option=self._log_option(node)
+                "kafka.Kafka", self._config_file(node), log_option=log_option, kafka_opts=opts
             )
         node.workdir.mkdir(parents=True, exist_ok=True)
         with node.log.open("ab") as log:
