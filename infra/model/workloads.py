@@ -14,7 +14,14 @@ from infra.model import labels, metrics, templating
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
-from infra.model.paths import CONFIG_DIR, METADATA_DIR, TLS_DIR, ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.paths import (
+    CONFIG_DIR,
+    METADATA_DIR,
+    SCRIPT_LOG_DIR,
+    TLS_DIR,
+    ZK_DATA_DIR,
+    ZK_LOG_DIR,
+)
 from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
@@ -65,11 +72,13 @@ def _tls_volumes(
         {"name": "tls-source", "secret": {"secretName": model.names.tls_secret(node.workload)}},
         {"name": "tls", "emptyDir": {"medium": "Memory"}},
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
+        {"name": "script-logs", "emptyDir": {}},
     ]
     mounts = [
         *metrics.agent_mounts(model),
         {"name": "tls", "mountPath": TLS_DIR},
         {"name": "config", "mountPath": CONFIG_DIR},
+        {"name": "script-logs", "mountPath": SCRIPT_LOG_DIR},
     ]
     return volumes, mounts
 
@@ -186,6 +195,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             {"name": "KAFKA_HEAP_OPTS", "value": f"-Xms{heap:g}g -Xmx{heap:g}g"},
             _logging_env(model),
             {"name": "KAFKA_OPTS", "value": metrics.kafka_opts(model)},
+            {"name": "LOG_DIR", "value": SCRIPT_LOG_DIR},
         ],
         "ports": ports,
         "resources": _resources(cpu, memory),

@@ -111,3 +111,20 @@ def test_openshift_leaves_the_ids_to_its_security_context_constraints() -> None:
         context = spec["securityContext"]
         assert not {"runAsUser", "runAsGroup", "fsGroup"} & set(context), name
         assert context["runAsNonRoot"] is True
+
+
+def test_kafkas_script_logs_go_to_a_volume_any_uid_can_write() -> None:
+    """kafka-run-class.sh writes the GC log into `LOG_DIR` (default /opt/kafka/logs, the image
+    user's): under OpenShift's assigned uid the JVM would not start."""
+    config = config_of("staging", platform="openshift", external={"mode": "route"})
+    checked = 0
+    for spec in pods(config).values():
+        kafka = next((c for c in spec["containers"] if c["name"] == "kafka"), None)
+        if kafka is None:
+            continue
+        log_dir = next(e["value"] for e in kafka["env"] if e["name"] == "LOG_DIR")
+        mount = next(m for m in kafka["volumeMounts"] if m["mountPath"] == log_dir)
+        volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+        assert volume == {"name": mount["name"], "emptyDir": {}}
+        checked += 1
+    assert checked == config.broker_count + config.quorum_nodes
