@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The newest Prometheus JMX exporter agent on Maven Central: later releases (1.1.0 on) are
 # published on GitHub only (prometheus/jmx_exporter issues 1115, 1258). scripts/kafka/fetch.sh
@@ -25,8 +25,18 @@ class _Model(BaseModel):
 
 
 class ImageUser(_Model):
-    user: int = Field(default=1000, ge=1, description="uid the image runs as (never root)")
-    group: int = Field(default=1000, ge=1, description="its primary gid; also the pod's fsGroup")
+    user: int = Field(default=1000, description="uid the image runs as (never root)")
+    group: int = Field(default=1000, description="its primary gid; also the pod's fsGroup")
+
+    @field_validator("user", "group")
+    @classmethod
+    def _not_root(cls, value: int) -> int:
+        if value <= 0:
+            raise ValueError(
+                f'{value} is root\'s (or invalid): Pod Security "restricted" refuses pods running '
+                "as root; name the image's non-root uid and gid (apache/kafka: 1000)"
+            )
+        return value
 
 
 class KafkaImage(ImageUser):
