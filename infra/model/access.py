@@ -84,8 +84,8 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                     # HAProxy runs unprivileged yet listens on 443 like the routes it stands in for.
                     "securityContext": {
                         **pod_security_context(model, model.config.images.haproxy),
-                        # A namespaced sysctl Pod Security "restricted" allows, unlike a
-                        # NET_BIND_SERVICE capability the restricted SCC would not grant.
+                        # A namespaced sysctl "restricted" allows; an added NET_BIND_SERVICE
+                        # would not reach a non-root process (no ambient capabilities).
                         "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}],
                     },
                     "affinity": {
