@@ -57,6 +57,7 @@ def stack() -> dict[str, Any]:
         "zones": ["a", "b", "c"],
         "brokers": 3,
         "external": {"mode": "none"},
+        "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
         "sizing": {"schema_version": "1.0", "source": "bench", "cluster": cluster},
     }
 

@@ -7,7 +7,6 @@ and the Pulumi program share one path.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import math
 import re
@@ -15,14 +14,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
+from infra.config_base import NAMESPACE as NAMESPACE  # the readers of stack files import it here
+from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
 from infra.image_config import ImagesConfig
+from infra.network_config import NetworkConfig, check_network, check_unshared_ranges
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, StackSizing, first_error
 
-NAMESPACE = "kafkastack"
 # Secret keys (`pulumi config set --secret kafkastack:password-<user> …`): read by name through
 # Pulumi, never validated or passed around as part of `StackConfig`.
 PASSWORD_KEY_PREFIX = "password-"
@@ -30,34 +31,13 @@ PASSWORD_KEY_PREFIX = "password-"
 PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
-
-
-class _Model(BaseModel):
-    # extra="forbid": a typo in a key is refused rather than silently ignored.
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+_Model = StrictModel  # defined in infra/config_base.py, shared with infra/network_config.py
 
 
 class QuorumConfig(_Model):
     kind: Literal["kraft", "zookeeper"] = "kraft"
     nodes: int | None = Field(default=None, description="controllers or ZooKeeper servers; sizing")
     combined: bool = Field(default=False, description="brokers are also controllers (local/dev)")
-
-
-class ReplicationNetworkConfig(_Model):
-    cidr: str = Field(default="10.20.0.0/24", description="replication network; static per pod")
-    master_interface: str = Field(default="eth1", description="host NIC for macvlan")
-
-    @field_validator("cidr")
-    @classmethod
-    def _valid_cidr(cls, value: str) -> str:
-        ipaddress.ip_network(value, strict=True)
-        return value
-
-
-class NetworkConfig(_Model):
-    mode: Literal["dual", "single"] = "dual"
-    replication: ReplicationNetworkConfig = ReplicationNetworkConfig()
-    cluster_domain: str = "cluster.local"
 
 
 class StorageConfig(_Model):
@@ -217,8 +197,7 @@ def parse_stack_config(
     return config
 
 
-def _refuse(key: str, message: str) -> ConfigError:
-    return ConfigError(f"{NAMESPACE}:{key}: {message}")
+_refuse = refuse  # infra/config_base.py: one shape of refusal for every config module
 
 
 def check_safety(c: StackConfig) -> None:
@@ -303,14 +282,7 @@ def check_safety(c: StackConfig) -> None:
         )
     if c.data_volume_gib <= 0:
         raise _refuse("storage.size_gib", "must be positive")
-    network = ipaddress.ip_network(c.network.replication.cidr)
-    needed = brokers + (0 if c.quorum.combined else nodes) + 2
-    if c.network.mode == "dual" and network.num_addresses < needed:
-        raise _refuse(
-            "network.replication.cidr",
-            f"{network} has {network.num_addresses} "
-            f"addresses; {needed} are needed: use a larger prefix",
-        )
+    check_network(c)
 
 
 def password_config_key(user: str) -> str:
@@ -368,8 +340,27 @@ def load_values(values: dict[str, Any], environment: str) -> StackConfig:
 
 
 def load_stack(stacks_dir: Path, environment: str) -> StackConfig:
-    """Read and validate `stacks/Pulumi.<environment>.yaml` without a Pulumi engine."""
-    return load_values(read_stack_file(stacks_dir / f"Pulumi.{environment}.yaml"), environment)
+    """Read and validate `stacks/Pulumi.<environment>.yaml` without a Pulumi engine, and refuse
+    a second-network range that another stack of the folder uses too."""
+    config = load_values(read_stack_file(stacks_dir / f"Pulumi.{environment}.yaml"), environment)
+    check_unshared_ranges(environment, config.network, _sibling_networks(stacks_dir, environment))
+    return config
+
+
+def _sibling_networks(stacks_dir: Path, environment: str) -> dict[str, NetworkConfig]:
+    """The network config of every other stack in the folder; one that does not parse is its
+    own stack's problem, reported when that stack is loaded."""
+    networks = {}
+    for path in sorted(stacks_dir.glob("Pulumi.*.yaml")):
+        other = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        if other == environment:
+            continue
+        try:
+            raw = read_stack_file(path).get("network", {})
+            networks[other] = NetworkConfig.model_validate(raw)
+        except (ConfigError, ValidationError, yaml.YAMLError):
+            continue
+    return networks
 
 
 def _engine_value(text: str) -> Any:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from infra.config_base import StrictModel
 
 # The newest Prometheus JMX exporter agent on Maven Central: later releases (1.1.0 on) are
 # published on GitHub only (prometheus/jmx_exporter issues 1115, 1258). scripts/kafka/fetch.sh
@@ -20,11 +22,7 @@ JMX_AGENT_SHA256 = "7d61f737fd661610ccc14aea79764faa1ea94a340cbc8f0029b3d2edea3d
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-class ImageUser(_Model):
+class ImageUser(StrictModel):
     user: int = Field(default=1000, description="uid the image runs as (never root)")
     group: int = Field(default=1000, description="its primary gid; also the pod's fsGroup")
 
@@ -56,7 +54,7 @@ class PinnedImage(ImageUser):
     image: str
 
 
-class ImagesConfig(_Model):
+class ImagesConfig(StrictModel):
     kafka: KafkaImage = KafkaImage()
     # The official zookeeper image's `zookeeper` user and group are 1000.
     zookeeper: PinnedImage = PinnedImage(image="zookeeper:3.8.4")

@@ -152,7 +152,12 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "combined": c.quorum.combined,
             "initial_controllers": model.metadata.initial_voters(model),
         },
-        "network": {"mode": c.network.mode, "replication_cidr": c.network.replication.cidr},
+        "network": {
+            "mode": c.network.mode,
+            # One segment over every zone; per-zone subnets (clouds) are listed apart.
+            "replication_cidr": c.network.replication.cidr if c.network.replication else None,
+            "replication_subnets": c.network.replication.subnets if c.network.replication else None,
+        },
         "ports": {
             "client": p.client,
             "replication": p.replication,

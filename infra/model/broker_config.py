@@ -78,7 +78,7 @@ class BrokerConfig:
         protocols = _security_protocols(m)
         listeners = [
             f"CLIENT://0.0.0.0:{p.client}",
-            f"REPLICATION://{n.replication_host}:{p.replication}",
+            f"REPLICATION://{n.replication_bind}:{p.replication}",
         ]
         advertised = [
             f"CLIENT://{n.client_host}:{p.client}",
@@ -88,14 +88,16 @@ class BrokerConfig:
             listeners.append(f"EXTERNAL://0.0.0.0:{p.external}")
             advertised.append(f"EXTERNAL://{n.external_host}:{p.route}")
         if m.config.quorum.combined:
-            listeners.append(f"CONTROLLER://{n.replication_host}:{p.controller}")
+            listeners.append(f"CONTROLLER://{n.replication_bind}:{p.controller}")
         values: dict[str, object] = {
             "listeners": ",".join(listeners),
             "advertised.listeners": ",".join(advertised),
             "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
             "inter.broker.listener.name": "REPLICATION",
         }
-        self.builder.section("listeners (replication binds only the replication network)", values)
+        # Separate listeners either way: in dual mode REPLICATION binds only the second network;
+        # on the pod network it is its own port, admitted only from brokers (docs/networks.md).
+        self.builder.section("listeners (replication and client traffic apart)", values)
         return self
 
     def with_metadata_quorum(self) -> BrokerConfig:
@@ -202,9 +204,9 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     builder.section("identity", {"process.roles": "controller", "node.id": node.node_id})
     builder.section("rack awareness", {"broker.rack": node.zone})
     builder.section(
-        "listeners (controllers live on the replication network only)",
+        "listeners (controllers serve the quorum only, on the second network when there is one)",
         {
-            "listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
+            "listeners": f"CONTROLLER://{node.replication_bind}:{p.controller}",
             "advertised.listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
             "listener.security.protocol.map": f"CONTROLLER:{protocol},REPLICATION:{protocol}",
             **model.metadata.quorum_settings(model),

@@ -6,26 +6,22 @@ Components and templates read this; none of them decides anything on their own.
 from __future__ import annotations
 
 import base64
-import ipaddress
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from infra.model import labels
+from infra.model.addresses import AddressPlan
 from infra.model.naming import Names
 from infra.model.nodes import Node
 from infra.model.ports import Ports
 from infra.model.quorum import QUORUMS, MetadataQuorum
 from infra.model.racks import assign_zones
+from infra.network_config import address_plan
 
 if TYPE_CHECKING:
     from infra.config import StackConfig
-
-# Quorum nodes take the first addresses of the replication network and brokers start after a
-# block sized for the largest quorum (7), so adding brokers never moves a quorum address.
-QUORUM_ADDRESS_OFFSET = 1
-BROKER_ADDRESS_OFFSET = 8
 
 
 def derived_cluster_id(c: StackConfig) -> str:
@@ -77,21 +73,22 @@ class ClusterModel:
     def cluster_id(self) -> str:
         return derived_cluster_id(self.config)
 
-    def _replication_ip(self, offset: int) -> str | None:
-        if not self.dual_network:
-            return None
-        network = ipaddress.ip_network(self.config.network.replication.cidr)
-        return str(network.network_address + offset)
+    @cached_property
+    def address_plan(self) -> AddressPlan | None:
+        """Static addresses on the second network (docs/networks.md); None in single mode."""
+        return address_plan(self.config)
 
-    @property
-    def replication_prefix(self) -> int:
-        return ipaddress.ip_network(self.config.network.replication.cidr).prefixlen
+    def _replication_ips(self, node_zones: list[str], quorum: bool) -> list[str | None]:
+        if self.address_plan is None:
+            return [None] * len(node_zones)
+        return list(self.address_plan.addresses(node_zones, quorum))
 
     @cached_property
     def brokers(self) -> list[Node]:
-        count = self.config.broker_count
+        zones = assign_zones(self.config.broker_count, self.zones)
+        addresses = self._replication_ips(zones, quorum=False)
         nodes = []
-        for node_id, zone in enumerate(assign_zones(count, self.zones)):
+        for node_id, zone in enumerate(zones):
             workload = self.names.broker(node_id)
             nodes.append(
                 Node(
@@ -100,7 +97,7 @@ class ClusterModel:
                     workload=workload,
                     zone=zone,
                     client_host=self.names.pod_dns(workload, self.names.brokers_service),
-                    replication_ip=self._replication_ip(BROKER_ADDRESS_OFFSET + node_id),
+                    replication_ip=addresses[node_id],
                     external_host=self.names.external_broker(node_id),
                 )
             )
@@ -111,12 +108,13 @@ class ClusterModel:
         """Dedicated controllers or ZooKeeper servers; empty in combined mode."""
         if self.config.quorum.combined:
             return []
-        count = self.config.quorum_nodes
         metadata = self.metadata
         nodes = []
         # The same round-robin over zones as the brokers; hard anti-affinity keeps quorum pods
         # off broker nodes, so a zone's brokers and controllers never share a node.
-        for index, zone in enumerate(assign_zones(count, self.zones)):
+        zones = assign_zones(self.config.quorum_nodes, self.zones)
+        addresses = self._replication_ips(zones, quorum=True)
+        for index, zone in enumerate(zones):
             node_id = metadata.node_id(index)
             workload = metadata.workload(self.names, index)
             nodes.append(
@@ -126,7 +124,7 @@ class ClusterModel:
                     workload=workload,
                     zone=zone,
                     client_host=self.names.pod_dns(workload, self.names.quorum_service),
-                    replication_ip=self._replication_ip(QUORUM_ADDRESS_OFFSET + index),
+                    replication_ip=addresses[index],
                 )
             )
         return nodes

@@ -127,18 +127,19 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     """Every object of the cluster, concern by concern, in an order that respects `after`."""
     c = model.config
     classes = storage.storage_class_names(model)
-    network: list[Declared] = []
-    if model.dual_network:
-        # Multus network carrying replication and quorum traffic, static address per pod.
-        network.append(
-            Declared(
-                "NetworkAttachmentDefinition", "replication", networks.network_attachment(model)
-            )
-        )
-    # Each port open only to the peers that need it.
+    # The Multus second network (dual mode): static address per pod, one per zone when zoned.
+    network = [
+        Declared("NetworkAttachmentDefinition", logical, nad)
+        for logical, nad in networks.network_attachments(model).items()
+    ]
+    # Each port open only to the peers that need it, on the network where it listens.
     network += [
         Declared("NetworkPolicy", p["metadata"]["name"], p)
         for p in networks.network_policies(model)
+    ]
+    network += [
+        Declared("MultiNetworkPolicy", p["metadata"]["name"], p)
+        for p in networks.multi_network_policies(model)
     ]
     quorum = [o for n in model.quorum for o in _node_objects(model, n, classes["quorum"])]
     brokers = [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])]
@@ -180,7 +181,11 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             tuple(network),
             after=("namespace",),
             outputs={
-                "replication_network": model.names.replication_network if model.dual_network else ""
+                "replication_network": ",".join(
+                    sorted({networks.attachment_name(model, z) for z in model.zones})
+                )
+                if model.dual_network
+                else ""
             },
         ),
         Concern(

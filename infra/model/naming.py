@@ -42,6 +42,10 @@ class Names:
     def replication_network(self) -> str:
         return f"{self.cluster}-replication"
 
+    def zone_replication_network(self, zone: str) -> str:
+        """The attachment of one zone's subnet when the second network has one per zone."""
+        return f"{self.replication_network}-{zone.lower()}"
+
     @property
     def haproxy(self) -> str:
         return f"{self.cluster}-haproxy"

@@ -23,6 +23,7 @@ from infra.model.paths import (
     ZK_LOG_DIR,
 )
 from infra.model.pod_security import container_security_context, pod_security_context
+from infra.model.probes import readiness_probe
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 
@@ -200,10 +201,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "ports": ports,
         "resources": _resources(cpu, memory),
         "volumeMounts": mounts,
-        "readinessProbe": {
-            "tcpSocket": {"port": model.ports.client if is_broker else model.ports.controller},
-            "periodSeconds": 10,
-        },
+        "readinessProbe": readiness_probe(model, node),
     }
     init = [*metrics.agent_init(model, image), _keystore_init(image)]
     if model.metadata.brokers_format_storage:

@@ -90,7 +90,15 @@ class ProcessCluster(ClientAccess):
         names = {e["client_host"]: client_ip[e["name"]] for e in entries}
         external = {e["external_host"]: haproxy_ip for e in t["brokers"] if e["external_host"]}
         external[t["external"]["bootstrap_host"]] = haproxy_ip
-        prefix = int(t["network"]["replication_cidr"].split("/")[1])
+        network = t["network"]
+        if network.get("replication_subnets"):
+            raise VerifyError(
+                "verify lays out one replication segment; a stack with a subnet per zone "
+                "(network.replication.subnets) cannot be started here"
+            )
+        # Single mode has no second network: the prefix is then never used.
+        cidr = network.get("replication_cidr")
+        prefix = int(cidr.split("/")[1]) if cidr else 24
         for i, e in enumerate(entries):
             host = Host(
                 e["name"].split("-", 1)[1],
@@ -383,16 +391,3 @@ class ProcessCluster(ClientAccess):
             if time.monotonic() > deadline:
                 raise VerifyError(f"haproxy did not listen on :{port} within 30 s")
             time.sleep(0.2)
-
-    def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        seen: list[int] = []
-        while time.monotonic() < deadline:
-            try:
-                seen = self.client("describe", topic="__none__", timeout=60)["brokers"]
-            except VerifyError:
-                seen = []
-            if len(seen) >= count:
-                return
-            time.sleep(1)
-        raise VerifyError(f"only brokers {seen} registered; expected {count}")

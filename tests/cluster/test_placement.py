@@ -72,7 +72,17 @@ def test_claims_are_bound_in_the_pods_zone_with_the_fast_class(deployed: Deploye
 def test_policies_budgets_networks_and_haproxy_exist(deployed: Deployed) -> None:
     kube = deployed.kube
     assert len(kube.objects("poddisruptionbudgets", "kafka")) == 2
-    assert len(kube.objects("networkpolicies", "kafka")) == 3
+    # The API server admits what the model declares: a default deny, then brokers, quorum and
+    # HAProxy on the pod network, and the second network's own policies.
+    assert sorted(p["metadata"]["name"] for p in kube.objects("networkpolicies", "kafka")) == [
+        "kafka-brokers",
+        "kafka-default-deny",
+        "kafka-haproxy",
+        "kafka-quorum",
+    ]
+    assert sorted(
+        p["metadata"]["name"] for p in kube.objects("multi-networkpolicies", "kafka")
+    ) == ["kafka-brokers-replication", "kafka-quorum-replication"]
     assert [
         n["metadata"]["name"] for n in kube.objects("network-attachment-definitions", "kafka")
     ] == ["kafka-replication"]

@@ -73,13 +73,16 @@ def test_valid_config_parses(staging) -> None:  # type: ignore[no-untyped-def]
         ),
         (
             "staging",
-            {"network": {"replication": {"cidr": "10.0.0.0/30"}}},
+            {
+                "platform": "local",
+                "network": {"mode": "dual", "replication": {"cidr": "10.0.0.0/30"}},
+            },
             "network.replication.cidr",
-            "larger prefix",
+            "use /28 or larger",
         ),
         (
             "staging",
-            {"network": {"replication": {"cidr": "10.0.0.1/24"}}},
+            {"network": {"mode": "dual", "replication": {"cidr": "10.0.0.1/24"}}},
             "network.replication.cidr",
             "host bits",
         ),

@@ -14,6 +14,12 @@ from infra.model.cluster import ClusterModel
 from infra.model.racks import assign_zones, max_skew
 from tests.infra.conftest import config_of, sizing_cluster
 
+# The on-prem second network: one L2 segment stretched over the zones.
+DUAL: dict[str, Any] = {
+    "platform": "local",
+    "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
+}
+
 
 def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
     return ClusterModel.from_config(config_of(environment, **overrides))
@@ -74,7 +80,7 @@ def test_brokers_repel_brokers_and_quorum_pods_per_node() -> None:
 
 
 def test_replication_listener_binds_and_advertises_only_the_replication_address() -> None:
-    model = model_of()
+    model = model_of(**DUAL)
     broker = model.brokers[1]
     props = broker_properties(model, broker).flat()
     assert broker.replication_ip == "10.20.0.9"
@@ -91,10 +97,10 @@ def test_single_network_mode_uses_pod_dns_for_replication() -> None:
     model = model_of(network={"mode": "single"})
     broker = model.brokers[0]
     assert broker.replication_ip is None
-    assert (
-        f"REPLICATION://{broker.client_host}:9091"
-        in broker_properties(model, broker).flat()["listeners"]
-    )
+    props = broker_properties(model, broker).flat()
+    # Bound on every interface (the pod's DNS record may not exist yet), advertised by name.
+    assert "REPLICATION://0.0.0.0:9091" in props["listeners"].split(",")
+    assert f"REPLICATION://{broker.client_host}:9091" in props["advertised.listeners"].split(",")
     assert networks.pod_network_annotation(model, broker) == {}
 
 
@@ -111,7 +117,7 @@ def test_safe_defaults() -> None:
 
 
 def test_kraft_controllers_form_a_dynamic_quorum_on_the_replication_network() -> None:
-    model = model_of()
+    model = model_of(**DUAL)
     controller = model.quorum[0]
     props = controller_properties(model, controller).flat()
     assert props["process.roles"] == "controller"
@@ -130,7 +136,7 @@ def test_quorum_spreads_over_zones() -> None:
 
 
 def test_zookeeper_ensemble_has_separate_snapshot_and_log_volumes() -> None:
-    model = model_of("dev", kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3})
+    model = model_of("dev", kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3}, **DUAL)
     sts = workloads.zookeeper_statefulset(model, model.quorum[0], "fast")
     assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == [
         "snapshots",
@@ -201,7 +207,7 @@ def test_network_policies_keep_replication_ports_internal() -> None:
     components = {
         peer["podSelector"]["matchLabels"][labels.COMPONENT] for peer in internal_rule["from"]
     }
-    assert components == {"broker", "controller"}
+    assert components == {"broker"}  # controllers never dial a broker's replication listener
     haproxy_rule = next(
         r
         for r in brokers_policy["spec"]["ingress"]
@@ -211,7 +217,7 @@ def test_network_policies_keep_replication_ports_internal() -> None:
 
 
 def test_certificates_cover_every_dialled_name() -> None:
-    model = model_of()
+    model = model_of(**DUAL)
     cert = security.certificate(model, model.brokers[0])
     assert cert["spec"]["dnsNames"] == [
         model.brokers[0].client_host,

@@ -20,7 +20,7 @@ from kafkastack.cli import app
 from tests.infra.conftest import config_of, sizing_cluster
 
 KUBERNETES_VERSION = "1.36.0"
-CUSTOM_KINDS = {"Certificate", "NetworkAttachmentDefinition", "Route"}
+CUSTOM_KINDS = {"Certificate", "MultiNetworkPolicy", "NetworkAttachmentDefinition", "Route"}
 STACKS = ["local", "dev", "staging", "prod"]
 
 
@@ -60,6 +60,7 @@ def test_every_rendered_builtin_object_passes_strict_validation(
             assert obj["apiVersion"] in {
                 "cert-manager.io/v1",
                 "k8s.cni.cncf.io/v1",
+                "k8s.cni.cncf.io/v1beta1",
                 "route.openshift.io/v1",
             }
             assert obj["metadata"]["namespace"] == "kafka"
@@ -89,7 +90,7 @@ def test_render_writes_configs_and_topology(repo_root: Path, tmp_path: Path) -> 
 def test_zookeeper_stack_renders_an_ensemble(repo_root: Path, tmp_path: Path) -> None:
     render.write(load_stack(repo_root / "stacks", "dev"), tmp_path)
     zoo = (tmp_path / "config/zookeeper/kafka-zookeeper-1/zoo.cfg").read_text()
-    assert "server.3=10.20.0.3:2888:3888" in zoo and "dataLogDir=/var/lib/zookeeper/log" in zoo
+    assert "server.3=10.21.0.3:2888:3888" in zoo and "dataLogDir=/var/lib/zookeeper/log" in zoo
     assert (tmp_path / "config/zookeeper/kafka-zookeeper-1/myid").read_text() == "1\n"
 
 

@@ -32,6 +32,8 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
         "brokers": brokers,
         "sizing": sizing,
         "external": {"mode": "haproxy", "domain": DOMAIN},
+        # The second network (on-prem shape), so replication's separation can be measured.
+        "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
         **overrides,
     }
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
+import yaml
 
 from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import (
@@ -129,3 +131,24 @@ def test_rolling_restart_loses_nothing(restore: ProcessCluster) -> None:
     assert len(produced["acked"]) == 6000, produced["errors"][:5]
     records = cluster.client("consume", topic="rolling", expect=6000, timeout_s=120)["records"]
     assert_exactly_once_in_order(produced["acked"], records)
+
+
+def test_controller_readiness_probe_sees_its_second_network_listener(
+    restore: ProcessCluster,
+) -> None:
+    """A dual-mode controller listens only on its second-network address, where the kubelet's
+    tcpSocket probe cannot dial. Its rendered exec probe, run in the controller's own network
+    namespace, says ready while the controller listens there and not once it has stopped."""
+    controller = restore.quorum[0]
+    rendered = restore.render_dir / "kubernetes" / "StatefulSet" / f"{controller.name}.yaml"
+    container = yaml.safe_load(rendered.read_text())["spec"]["template"]["spec"]["containers"][0]
+    command = container["readinessProbe"]["exec"]["command"]
+
+    def ready() -> bool:
+        netns = ["ip", "netns", "exec", controller.host.namespace]
+        return subprocess.run([*netns, *command], check=False).returncode == 0
+
+    assert controller.host.listening(restore.topology["ports"]["controller"])
+    assert ready()
+    restore.stop_node(controller.name)
+    assert not ready()
