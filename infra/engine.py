@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, StackConfig, secret_keys, stack_document
+from infra.config import NAMESPACE, secret_keys, stack_document
+from infra.stack_config import StackConfig
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
