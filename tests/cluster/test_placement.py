@@ -71,7 +71,12 @@ def test_claims_are_bound_in_the_pods_zone_with_the_fast_class(deployed: Deploye
 
 def test_policies_budgets_networks_and_haproxy_exist(deployed: Deployed) -> None:
     kube = deployed.kube
-    assert len(kube.objects("poddisruptionbudgets", "kafka")) == 2
+    # Brokers, controllers and HAProxy: one voluntary disruption at a time each.
+    budgets = {
+        b["metadata"]["name"]: b["spec"] for b in kube.objects("poddisruptionbudgets", "kafka")
+    }
+    assert set(budgets) == {"kafka-brokers", "kafka-quorum", "kafka-haproxy"}
+    assert {spec["maxUnavailable"] for spec in budgets.values()} == {1}
     # The API server admits what the model declares: a default deny, then brokers, quorum and
     # HAProxy on the pod network, and the second network's own policies.
     assert sorted(p["metadata"]["name"] for p in kube.objects("networkpolicies", "kafka")) == [
