@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from infra.config_base import NAMESPACE
+from infra.localcluster import images
 
 BROKERS = 3
 # One broker (also a controller) per node, small enough that every node (each reporting the whole
@@ -41,7 +42,11 @@ def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
         "broker_memory_gib": MEMORY_GIB,
         "broker_heap_gib": HEAP_GIB,
     }
-    result.setdefault("external", {})["replicas"] = 1
+    external = result.setdefault("external", {})
+    external["replicas"] = 1
+    # The HAProxy image built here: nothing can be pulled. (The Kafka image is named by the
+    # committed stack's `images` config.)
+    external["haproxy_image"] = images.HAPROXY.ref
     cluster = result["sizing"]["cluster"]
     zones = len(result["zones"])
     cluster["brokers"] = BROKERS
