@@ -20,6 +20,7 @@ from infra.access_config import ExternalConfig
 from infra.config_base import NAMESPACE as NAMESPACE  # the readers of stack files import it here
 from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
+from infra.image_config import ImagesConfig
 from infra.model import resources as pod_resources
 from infra.model import volumes as data_volumes
 from infra.network_config import NetworkConfig, check_network, check_unshared_ranges
@@ -76,6 +77,7 @@ class StackConfig(_Model):
     external: ExternalConfig = ExternalConfig()
     security: SecurityConfig = SecurityConfig()
     resources: ResourcesConfig = ResourcesConfig()
+    images: ImagesConfig = ImagesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
     protect: bool | None = Field(
         default=None,

@@ -25,6 +25,7 @@ from infra.model.broker_config import client_protocol
 from infra.model.cluster import ClusterModel
 from infra.model.paths import (
     CONFIG_DIR,
+    JMX_AGENT_DIR,
     METADATA_DIR,
     TLS_DIR,
     ZK_CONFIG_DIR,
@@ -139,6 +140,7 @@ def topology(model: ClusterModel) -> dict[str, Any]:
                 "tls": TLS_DIR,
                 "metadata": METADATA_DIR,
                 "data": model.log_dirs if n.role == labels.BROKER else [],
+                "jmx_agent": JMX_AGENT_DIR,
             }
         return entry
 

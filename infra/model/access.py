@@ -6,6 +6,7 @@ from typing import Any
 
 from infra.model import labels
 from infra.model.cluster import ClusterModel
+from infra.model.pod_security import container_security_context, pod_security_context
 
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 # The StatefulSet controller labels each pod with its own name: a per-pod Service selects on it.
@@ -84,13 +85,17 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                 "spec": {
                     # HAProxy runs unprivileged yet listens on 443 like the routes it stands in for.
                     "securityContext": {
-                        "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
+                        **pod_security_context(model, model.config.images.haproxy),
+                        # A namespaced sysctl "restricted" allows; an added NET_BIND_SERVICE
+                        # would not reach a non-root process (no ambient capabilities).
+                        "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}],
                     },
                     "topologySpreadConstraints": _haproxy_spread(model),
                     "containers": [
                         {
                             "name": "haproxy",
-                            "image": model.config.external.haproxy_image,
+                            "image": model.config.images.haproxy.image,
+                            "securityContext": container_security_context(),
                             "args": ["-f", "/usr/local/etc/haproxy/haproxy.cfg"],
                             "ports": [{"name": "tls", "containerPort": model.ports.haproxy}],
                             "resources": {

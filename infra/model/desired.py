@@ -18,6 +18,7 @@ from infra.model import (
     acls,
     labels,
     networks,
+    pod_security,
     security,
     storage,
     templating,
@@ -198,7 +199,8 @@ def desired_state(model: ClusterModel) -> list[Concern]:
                 Declared(
                     "Namespace",
                     "namespace",
-                    {"metadata": {"name": c.namespace}},
+                    # Pods that would not pass Pod Security "restricted" are refused here.
+                    {"metadata": {"name": c.namespace, "labels": pod_security.namespace_labels()}},
                     protect=c.protected,
                     retain_on_delete=True,
                 ),

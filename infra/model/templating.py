@@ -164,7 +164,22 @@ def logging_config(model: ClusterModel) -> str:
     )
 
 
+# The agent exports only what a rule matches. Kafka's own (KafkaMetrics) beans carry no `name`
+# key: raft-metrics is `kafka.server<type=raft-metrics><>current-leader`.
 JMX_RULES = [
+    {
+        # KRaft: leader, epoch, high watermark, commit and election latency (controllers and
+        # brokers alike: every node follows the metadata log).
+        "pattern": "kafka.server<type=raft-metrics><>([a-z-]+)",
+        "name": "kafka_server_raft_metrics_$1",
+        "type": "GAUGE",
+    },
+    {
+        # Request handler threads' idle share (0-1); the first to watch when a broker saturates.
+        "pattern": "kafka.server<type=KafkaRequestHandlerPool, name=(.+)><>OneMinuteRate",
+        "name": "kafka_server_$1",
+        "type": "GAUGE",
+    },
     {
         "pattern": "kafka.server<type=(.+), name=(.+)PerSec\\w*><>Count",
         "name": "kafka_server_$1_$2_total",

@@ -10,29 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels, templating, zookeeper_auth
+from infra.model import labels, metrics, templating, zookeeper_auth
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
 from infra.model.paths import (
     CONFIG_DIR,
     METADATA_DIR,
+    SCRIPT_LOG_DIR,
     TLS_DIR,
     ZK_CONFIG_DIR,
     ZK_DATA_DIR,
     ZK_LOG_DIR,
 )
+from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.probes import readiness_probe, zookeeper_probes
 from infra.model.resources import pod_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
-
-KAFKA_IMAGE = "apache/kafka"
-ZOOKEEPER_IMAGE = "zookeeper:3.8.4"
-JMX_EXPORTER_IMAGE = "bitnami/jmx-exporter:1.0.1"
-JMX_EXPORTER_DIR = "/opt/jmx-exporter"
-JMX_EXPORTER_AGENT = f"{JMX_EXPORTER_DIR}/jmx_prometheus_javaagent.jar"
 
 
 def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
@@ -70,15 +66,17 @@ def _tls_volumes(
     model: ClusterModel, node: Node
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes = [
-        {"name": "jmx-exporter", "emptyDir": {}},
+        *metrics.agent_volumes(model),
         {"name": "tls-source", "secret": {"secretName": model.names.tls_secret(node.workload)}},
         {"name": "tls", "emptyDir": {"medium": "Memory"}},
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
+        {"name": "script-logs", "emptyDir": {}},
     ]
     mounts = [
-        {"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR},
+        *metrics.agent_mounts(model),
         {"name": "tls", "mountPath": TLS_DIR},
         {"name": "config", "mountPath": CONFIG_DIR},
+        {"name": "script-logs", "mountPath": SCRIPT_LOG_DIR},
     ]
     return volumes, mounts
 
@@ -99,20 +97,6 @@ def _keystore_init(image: str) -> dict[str, Any]:
             {"name": "tls-source", "mountPath": "/tls-source", "readOnly": True},
             {"name": "tls", "mountPath": TLS_DIR},
         ],
-    }
-
-
-def _jmx_exporter_init() -> dict[str, Any]:
-    """The Prometheus agent jar is not in the Kafka image; copy it from its own image."""
-    return {
-        "name": "jmx-exporter",
-        "image": JMX_EXPORTER_IMAGE,
-        "command": [
-            "sh",
-            "-c",
-            f"cp /opt/bitnami/jmx-exporter/jmx_prometheus_javaagent.jar {JMX_EXPORTER_AGENT}",
-        ],
-        "volumeMounts": [{"name": "jmx-exporter", "mountPath": JMX_EXPORTER_DIR}],
     }
 
 
@@ -167,9 +151,7 @@ def _logging_env(model: ClusterModel) -> dict[str, str]:
 
 
 def _kafka_opts(model: ClusterModel) -> str:
-    options = (
-        f"-javaagent:{JMX_EXPORTER_AGENT}={model.ports.metrics}:{CONFIG_DIR}/jmx-exporter.yaml"
-    )
+    options = metrics.kafka_opts(model)
     if model.config.quorum.kind == "zookeeper":
         options += " " + zookeeper_auth.client_jaas_option()
     return options
@@ -178,7 +160,7 @@ def _kafka_opts(model: ClusterModel) -> str:
 def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) -> dict[str, Any]:
     """A broker or a KRaft controller."""
     c = model.config
-    image = f"{KAFKA_IMAGE}:{c.kafka_version}"
+    image = f"{c.images.kafka.repository}:{c.kafka_version}"
     is_broker = node.role == labels.BROKER
     config_file = "server.properties" if is_broker else "controller.properties"
     pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
@@ -218,13 +200,14 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             {"name": "KAFKA_HEAP_OPTS", "value": f"-Xms{heap:g}g -Xmx{heap:g}g"},
             _logging_env(model),
             {"name": "KAFKA_OPTS", "value": _kafka_opts(model)},
+            {"name": "LOG_DIR", "value": SCRIPT_LOG_DIR},
         ],
         "ports": ports,
         "resources": pod_resources(cpu, memory),
         "volumeMounts": mounts,
         "readinessProbe": readiness_probe(model, node),
     }
-    init = [_jmx_exporter_init(), _keystore_init(image)]
+    init = [*metrics.agent_init(model, image), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
         init.append(_format_storage_init(model, node, image, config_file, mounts))
     if c.quorum.kind == "zookeeper":
@@ -233,7 +216,8 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         mounts.append(jaas_mount)
         if c.security.client_auth == "scram-sha-512":
             init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount]))
-    return _statefulset(model, node, pod_labels, [container], init, volumes, claims)
+    pod_context = pod_security_context(model, c.images.kafka)
+    return _statefulset(model, node, pod_labels, [container], init, volumes, claims, pod_context)
 
 
 def zookeeper_statefulset(
@@ -249,7 +233,7 @@ def zookeeper_statefulset(
     ]
     container = {
         "name": "zookeeper",
-        "image": ZOOKEEPER_IMAGE,
+        "image": c.images.zookeeper.image,
         "command": ["zkServer.sh", "start-foreground", f"{ZK_CONFIG_DIR}/zoo.cfg"],
         "env": [
             {"name": "JVMFLAGS", "value": f"-Xms{q.heap_gib:g}g -Xmx{q.heap_gib:g}g"},
@@ -272,7 +256,7 @@ def zookeeper_statefulset(
     }
     myid = {
         "name": "myid",
-        "image": ZOOKEEPER_IMAGE,
+        "image": c.images.zookeeper.image,
         "command": ["sh", "-c", f"echo {node.node_id} > {ZK_DATA_DIR}/myid"],
         "volumeMounts": [{"name": "snapshots", "mountPath": ZK_DATA_DIR}],
     }
@@ -281,7 +265,8 @@ def zookeeper_statefulset(
         # The transaction log gets a device of its own (ZooKeeper's first performance rule).
         claim_template("txlog", storage_class_name, max(10.0, q.storage_gib / 4)),
     ]
-    return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims)
+    pod_context = pod_security_context(model, c.images.zookeeper)
+    return _statefulset(model, node, pod_labels, [container], [myid], volumes, claims, pod_context)
 
 
 def _pod_metadata(model: ClusterModel, node: Node, pod_labels: dict[str, str]) -> dict[str, Any]:
@@ -300,7 +285,10 @@ def _statefulset(
     init_containers: list[dict[str, Any]],
     volumes: list[dict[str, Any]],
     claims: list[dict[str, Any]],
+    pod_context: dict[str, Any],
 ) -> dict[str, Any]:
+    for container in [*init_containers, *containers]:
+        container["securityContext"] = container_security_context()
     service = (
         model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
     )
@@ -327,6 +315,7 @@ def _statefulset(
             "template": {
                 "metadata": _pod_metadata(model, node, pod_labels),
                 "spec": {
+                    "securityContext": pod_context,
                     "affinity": _zone_affinity(node, model),
                     "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off
                     "initContainers": init_containers,

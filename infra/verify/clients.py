@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,33 @@ class ClientAccess:
         }
         result = self.client_process(request, timeout)
         return result
+
+    def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
+        """Until `count` brokers are registered (a metadata request through the client)."""
+        deadline = time.monotonic() + timeout
+        seen: list[int] = []
+        while time.monotonic() < deadline:
+            try:
+                seen = self.client("describe", topic="__none__", timeout=60)["brokers"]
+            except VerifyError:
+                seen = []
+            if len(seen) >= count:
+                return
+            time.sleep(1)
+        raise VerifyError(f"only brokers {seen} registered; expected {count}")
+
+    def metrics(self, host: str) -> str:
+        """What a node's metrics endpoint serves (Prometheus text), fetched from the client host."""
+        url = f"http://{host}:{self.topology['ports']['metrics']}/metrics"
+        fetched = subprocess.run(
+            ["ip", "netns", "exec", self.client_host.namespace, "curl", "-fsS", "-m", "30", url],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if fetched.returncode != 0:
+            raise VerifyError(f"GET {url}: {fetched.stderr.strip()}")
+        return fetched.stdout
 
     def client_process(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         proc = self.spawn_client(request)

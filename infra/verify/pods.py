@@ -10,7 +10,7 @@ at the same path (/opt/kafka/bin) that start the same main class on the cached j
 same `KAFKA_OPTS`/`KAFKA_HEAP_OPTS` the image's scripts pass on.
 
 Not run here: the keystore and JMX agent init containers (the harness issues PEM files itself
-and does not load the agent).
+and mounts the pinned agent jar at the path the image or that init container puts it).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from infra.image_config import JMX_AGENT_VERSION
+from infra.toolchain import cache_dir
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("format-storage", "scram-users")
@@ -142,13 +144,21 @@ def secret_volumes(
     return pairs
 
 
-def system_properties(pod: dict[str, Any]) -> str:
-    """The `-D` options the pod's container passes its JVM (its JAAS login, say)."""
+def jvm_options(pod: dict[str, Any]) -> str:
+    """What the pod's container hands its JVM through the image's start scripts: KAFKA_OPTS
+    (the JMX agent, a JAAS login) or ZooKeeper's SERVER_JVMFLAGS, as rendered."""
     container = pod["containers"][0]
     return " ".join(
-        word
+        str(variable["value"])
         for variable in container.get("env", [])
         if variable["name"] in ("KAFKA_OPTS", "SERVER_JVMFLAGS") and "value" in variable
-        for word in str(variable["value"]).split()
-        if word.startswith("-D")
     )
+
+
+def jmx_agent_dir() -> Path:
+    """What the image (or its init container) holds at the agent's path: scripts/kafka/fetch.sh
+    put the same pinned jar here."""
+    folder = cache_dir() / "jmx-agent" / JMX_AGENT_VERSION
+    if not (folder / "jmx_prometheus_javaagent.jar").is_file():
+        raise VerifyError(f"the JMX agent is not in {folder}: run scripts/kafka/fetch.sh")
+    return folder

@@ -2,8 +2,8 @@
 
 Every process runs the files `kafkastack render` wrote, unchanged: its own network namespace
 gives it the rendered addresses, and bind mounts inside that namespace put the rendered config,
-its TLS files and its data directories at the container paths the config names. JVM flags
-(heap, log config location) are command-line options, not part of the rendered properties.
+its TLS files, its data dirs and the JMX agent at the container paths they name. JVM flags
+(heap, log config) are options, not rendered properties; `KAFKA_OPTS` is the manifest's.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ class ProcessCluster(ClientAccess):
     def __post_init__(self) -> None:
         self.topology: dict[str, Any] = json.loads((self.render_dir / "topology.json").read_text())
         self.lib = kafka_lib(self.topology["kafka_version"])
+        self.agent_dir = pods.jmx_agent_dir()
         self.haproxy_host: Host | None = None
         self._haproxy: subprocess.Popen[bytes] | None = None
         self.network = TestNetwork()
@@ -217,6 +218,7 @@ class ProcessCluster(ClientAccess):
         pairs += [
             (node.workdir / "tls", paths["tls"]),
             (node.workdir / "metadata", paths["metadata"]),
+            (self.agent_dir, paths["jmx_agent"]),
         ]
         pairs += [(node.workdir / Path(d).name, d) for d in paths["data"]]
         return pairs
@@ -228,8 +230,8 @@ class ProcessCluster(ClientAccess):
     def _secret_volumes(self, node: Node) -> list[tuple[Path, str]]:
         return pods.secret_volumes(self._pod(node), self.secrets, node.workdir)
 
-    def _system_properties(self, node: Node) -> str:
-        return pods.system_properties(self._pod(node))
+    def _jvm_options(self, node: Node) -> str:
+        return pods.jvm_options(self._pod(node))
 
     def _run_init_containers(self, node: Node) -> None:
         for container in pods.init_containers(self.render_dir, node.name):
@@ -291,7 +293,7 @@ class ProcessCluster(ClientAccess):
     # ----- processes ------------------------------------------------------------------------
     def start_node(self, name: str, wait: bool = True) -> None:
         node = self.node(name)
-        options = f"{self._log_option(node)} {self._system_properties(node)}"
+        options = f"{self._log_option(node)} {self._jvm_options(node)}"
         main = "kafka.Kafka"
         if node.role == "zookeeper":
             main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -376,16 +378,3 @@ class ProcessCluster(ClientAccess):
             if time.monotonic() > deadline:
                 raise VerifyError(f"haproxy did not listen on :{port} within 30 s")
             time.sleep(0.2)
-
-    def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        seen: list[int] = []
-        while time.monotonic() < deadline:
-            try:
-                seen = self.client("describe", topic="__none__", timeout=60)["brokers"]
-            except VerifyError:
-                seen = []
-            if len(seen) >= count:
-                return
-            time.sleep(1)
-        raise VerifyError(f"only brokers {seen} registered; expected {count}")

@@ -11,7 +11,9 @@
 #                 entry point's effect (`haproxy -W -db <args>`)
 #   kafka:<ver>   /opt/kafka laid out like the public apache/kafka image, uid 1000, on the host's
 #                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
-#                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central
+#                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central, with the
+#                 Prometheus JMX agent at /opt/jmx-exporter/jmx_prometheus_javaagent.jar (the
+#                 manifests' KAFKA_OPTS load it from there when images.kafka.jmx_agent is bundled)
 # Usage: build.sh [KAFKA_VERSION]   (default 4.3.1; its jars must be fetched first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,6 +22,9 @@ OUT="$CACHE/images"
 BIN="$CACHE/bin"
 KAFKA_VERSION="${1:-4.3.1}"
 JRE_PACKAGE=openjdk-17-jre-headless
+# The agent scripts/kafka/fetch.sh pinned and checked (one pin, read from there).
+JMX_AGENT_VERSION="$(sed -n 's/^JMX_AGENT_VERSION=//p' "$here/../kafka/fetch.sh")"
+JMX_AGENT="$CACHE/jmx-agent/$JMX_AGENT_VERSION/jmx_prometheus_javaagent.jar"
 log() { echo "[images] $*" >&2; }
 die() { log "$*"; exit 1; }
 
@@ -98,6 +103,8 @@ populate_kafka() {
   cp "$here/kafka/bin/"*.sh "$root/opt/kafka/bin/"
   chmod 755 "$root/opt/kafka/bin/"*.sh
   cp "$here/kafka/config/"* "$root/opt/kafka/config/"
+  mkdir -p "$root/opt/jmx-exporter"
+  cp "$JMX_AGENT" "$root/opt/jmx-exporter/jmx_prometheus_javaagent.jar"
   mkdir -p "$root/var/lib/kafka/data" "$root/home/appuser"
   chown -R 1000:1000 "$root/var/lib/kafka" "$root/home/appuser"
 }
@@ -146,9 +153,10 @@ build haproxy "$HAPROXY_VERSION" "$busybox_version $haproxy_version" -- \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
 [ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
+[ -f "$JMX_AGENT" ] || die "the JMX agent $JMX_AGENT_VERSION is missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh)"
 jre_version="$(dpkg-query -W -f '${Version}' "$JRE_PACKAGE" 2>/dev/null)" \
   || die "$JRE_PACKAGE is not installed: run \`apt-get install $JRE_PACKAGE\` (scripts/check-java.sh)"
-build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(cat "$here"/kafka/*/*)" -- \
+build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(sha256sum "$JMX_AGENT") $(cat "$here"/kafka/*/*)" -- \
   --config.user 1000:1000 --config.workingdir /opt/kafka \
   --config.env PATH=/opt/kafka/bin:/usr/lib/jvm/java-17-openjdk-amd64/bin:/bin \
   --config.env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 --config.cmd /bin/sh

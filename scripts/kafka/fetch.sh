@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# Kafka runtime jars from Maven Central into $KAFKASTACK_CACHE/kafka/<version>/lib, once per version.
+# Kafka runtime jars from Maven Central into $KAFKASTACK_CACHE/kafka/<version>/lib, once per version,
+# and the Prometheus JMX exporter agent into $KAFKASTACK_CACHE/jmx-agent/<version>/ (the Kafka
+# image bakes it in; the kafka tier's brokers load it as the manifests' KAFKA_OPTS say).
 # Usage: fetch.sh [VERSION ...]   (default: both pinned lines, 4.x KRaft and 3.9 ZooKeeper mode)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}/kafka"
+# The newest agent on Maven Central (later ones are on GitHub only); infra/image_config.py
+# names the same version and checksum for the init container that downloads it.
+JMX_AGENT_VERSION=1.0.1
+JMX_AGENT_SHA256=7d61f737fd661610ccc14aea79764faa1ea94a340cbc8f0029b3d2edea3d80c1
+MAVEN_CENTRAL=https://repo1.maven.org/maven2
+
+agent_dir="$(dirname "$cache")/jmx-agent/$JMX_AGENT_VERSION"
+agent="$agent_dir/jmx_prometheus_javaagent.jar"
+if ! echo "$JMX_AGENT_SHA256  $agent" | sha256sum -c --status - 2>/dev/null; then
+  echo "kafkastack: fetching the Prometheus JMX agent $JMX_AGENT_VERSION from Maven Central" >&2
+  mkdir -p "$agent_dir"
+  curl -fsSL -o "$agent.part" \
+    "$MAVEN_CENTRAL/io/prometheus/jmx/jmx_prometheus_javaagent/$JMX_AGENT_VERSION/jmx_prometheus_javaagent-$JMX_AGENT_VERSION.jar"
+  # A jar whose checksum differs from the pinned one never takes the final name.
+  echo "$JMX_AGENT_SHA256  $agent.part" | sha256sum -c --quiet -
+  mv "$agent.part" "$agent"
+fi
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.3.1 3.9.1)
 for v in "${versions[@]}"; do

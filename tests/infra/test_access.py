@@ -85,10 +85,10 @@ def test_haproxy_has_a_budget_a_pinned_image_and_spreads_over_zones() -> None:
 
 @pytest.mark.parametrize("image", ["haproxy:2.6", "haproxy:latest", "haproxy"])
 def test_a_moving_haproxy_tag_is_refused(image: str) -> None:
-    with pytest.raises(ConfigError, match=r"external\.haproxy_image"):
-        config_of("prod", external={"haproxy_image": image})
+    with pytest.raises(ConfigError, match=r"images\.haproxy\.image"):
+        config_of("prod", images={"haproxy": {"image": image}})
 
 
 def test_a_digest_is_accepted() -> None:
     image = "haproxy@sha256:" + "a" * 64
-    assert config_of("prod", external={"haproxy_image": image}).external.haproxy_image == image
+    assert config_of("prod", images={"haproxy": {"image": image}}).images.haproxy.image == image

@@ -92,6 +92,14 @@ def test_valid_config_parses(staging) -> None:  # type: ignore[no-untyped-def]
         ("staging", {"kafka_version": "3.10"}, "kafka_version", "not a Kafka release"),
         ("staging", {"kafka_version": "3.8.1"}, "kafka_version", "use 3.9.x or 4.x"),
         ("staging", {"platform": "vsphere"}, "platform", "'aws'"),
+        ("staging", {"images": {"kafka": {"user": 0}}}, "images.kafka.user", "non-root uid"),
+        ("staging", {"images": {"haproxy": {"group": 0}}}, "images.haproxy.group", "restricted"),
+        (
+            "staging",
+            {"images": {"kafka": {"jmx_agent": "copy"}}},
+            "images.kafka.jmx_agent",
+            "'bundled'",
+        ),
     ],
 )
 def test_unsafe_config_is_refused(

@@ -1,0 +1,45 @@
+"""The Prometheus JMX agent the manifests load (`KAFKA_OPTS`), serving each node's metrics.
+
+The names are the ones the agent served from these rules on real Kafka 4.3.1 nodes: KRaft's
+raft-metrics on every node, the request handler pools' idle share, broker and controller gauges.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.verify.processes import ProcessCluster
+
+pytestmark = pytest.mark.kafka
+
+
+def samples(text: str) -> dict[str, float]:
+    """Prometheus text → value per series (name plus labels, as served)."""
+    result = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            series, value = line.rsplit(" ", 1)
+            result[series] = float(value)
+    return result
+
+
+def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessCluster) -> None:
+    controllers = {int(n.entry["node_id"]) for n in kraft.quorum}
+    served = {n.name: samples(kraft.metrics(n.entry["client_host"])) for n in kraft.nodes}
+    for name, values in served.items():
+        # Every node follows the metadata log and knows its leader, one of the controllers.
+        assert values["kafka_server_raft_metrics_current_leader"] in controllers, name
+        assert values["kafka_server_raft_metrics_number_of_voters"] == len(controllers), name
+        assert values["kafka_server_raft_metrics_high_watermark"] > 0, name
+        assert 0 <= values["kafka_server_requesthandleravgidlepercent"] <= 1, name
+    leaders = {v["kafka_server_raft_metrics_current_leader"] for v in served.values()}
+    assert len(leaders) == 1  # one leader, seen alike by all
+    brokers = [served[n.name] for n in kraft.brokers]
+    for values in brokers:
+        assert 0 <= values["kafka_server_brokerrequesthandleravgidlepercent"] <= 1
+        assert "kafka_server_replicamanager_underreplicatedpartitions" in values
+        assert "kafka_server_brokertopicmetrics_messagesin_total" in values
+    quorum = [served[n.name] for n in kraft.quorum]
+    for values in quorum:
+        assert 0 <= values["kafka_server_controllerrequesthandleravgidlepercent"] <= 1
+    assert sum(v["kafka_controller_kafkacontroller_activecontrollercount"] for v in quorum) == 1
