@@ -42,11 +42,14 @@ def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
         "broker_memory_gib": MEMORY_GIB,
         "broker_heap_gib": HEAP_GIB,
     }
-    external = result.setdefault("external", {})
-    external["replicas"] = 1
-    # The HAProxy image built here: nothing can be pulled. (The Kafka image is named by the
-    # committed stack's `images` config.)
-    external["haproxy_image"] = images.HAPROXY.ref
+    result.setdefault("external", {})["replicas"] = 1
+    # The HAProxy image built here (uid and gid 99 like the public one): nothing can be pulled.
+    # The committed stack already names the Kafka image built here.
+    result.setdefault("images", {})["haproxy"] = {
+        "image": images.HAPROXY.ref,
+        "user": 99,
+        "group": 99,
+    }
     cluster = result["sizing"]["cluster"]
     zones = len(result["zones"])
     cluster["brokers"] = BROKERS

@@ -33,7 +33,8 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
     assert config.network.mode == "single"
     assert config.skip_await is False
     assert model.haproxy_replicas == 1
-    assert config.external.haproxy_image == "localhost/kafkastack/haproxy:2.6.12"
+    assert config.images.haproxy.image == "localhost/kafkastack/haproxy:2.6.12"
+    assert config.images.kafka.repository == "localhost/kafkastack/kafka"
     # Three nodes, and brokers never share one with a controller: the brokers are controllers.
     assert config.quorum.combined and model.pod_count == BROKERS + 1
     assert model.broker_resources.cpu <= 0.5  # beside HAProxy (1 CPU) on a 2-CPU machine
