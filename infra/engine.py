@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, StackConfig, secret_keys, stack_document
+from infra.config import NAMESPACE, secret_keys, stack_document
+from infra.stack_config import StackConfig
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -222,11 +223,14 @@ class Engine:
 
     def up(self, stack: str, expect_no_changes: bool = False) -> dict[str, int]:
         """`pulumi up`; returns the engine's change summary (operation → count)."""
+        return change_summary(self.up_events(stack, expect_no_changes))
+
+    def up_events(self, stack: str, expect_no_changes: bool = False) -> str:
+        """`pulumi up --json`: the engine's event stream, one JSON event a line."""
         args = ["up", "--yes", "--skip-preview", "--json", *self._stack_args(stack)]
         if expect_no_changes:
             args.append("--expect-no-changes")
-        result = self.run(*args)
-        return change_summary(result.stdout)
+        return self.run(*args).stdout
 
     def preview(self, stack: str) -> Preview:
         """`pulumi preview --json`: the steps against the stack's state, and the engine's own
@@ -269,3 +273,21 @@ def change_summary(stdout: str) -> dict[str, int]:
             changes = event["summaryEvent"].get("resourceChanges") or {}
             return {str(op): int(n) for op, n in changes.items()}
     return {}
+
+
+def update_sequence(stdout: str) -> list[tuple[str, str]]:
+    """(phase, name) of each updated resource, in the order the engine reported them: phase
+    "start" when it began the update, "done" when the provider had finished (and awaited) it."""
+    sequence = []
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        for key, phase in (("resourcePreEvent", "start"), ("resOutputsEvent", "done")):
+            metadata = (event.get(key) or {}).get("metadata") or {}
+            if metadata.get("op") == "update":
+                sequence.append((phase, str(metadata.get("urn", "")).rsplit("::", 1)[-1]))
+    return sequence

@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from infra.config import StackConfig, load_stack, sizing_summary
+from infra.config import load_stack, sizing_summary
 from infra.engine import LOCAL_PASSPHRASE, Engine, EngineError, Step, placeholder_passwords
 from infra.errors import ConfigError
+from infra.stack_config import StackConfig
 
 OPERATIONS = ("create", "update", "replace", "delete")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pulumi
 
 from infra.components.kafka_cluster import KafkaCluster
-from infra.config import NAMESPACE, StackConfig, secret_keys, sizing_summary
+from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
+from infra.stack_config import StackConfig
 
 
 def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:

@@ -17,7 +17,6 @@ import pulumi
 import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
-from infra.config import StackConfig
 from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model import labels, templating
@@ -34,6 +33,7 @@ from infra.model.paths import (
 )
 from infra.model.security import certificate_dns_names
 from infra.program import provision
+from infra.stack_config import StackConfig
 
 CONFIG_FOLDERS = {
     labels.BROKER: "brokers",

@@ -7,15 +7,12 @@ an authorizer that denies what no ACL allows. Turning one of them off there is r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
-
-if TYPE_CHECKING:
-    from infra.config import StackConfig
 
 AclResource = Literal["topic", "group", "cluster", "transactional-id"]
 AclOperation = Literal[
@@ -88,50 +85,6 @@ class SecurityConfig(StrictModel):
     )
 
 
-def _refuse(key: str, message: str) -> ConfigError:
+def refuse_security(key: str, message: str) -> ConfigError:
+    """A refusal of `security.<key>`, shared with `infra/security_rules.py`."""
     return refuse(f"security.{key}", message)
-
-
-def check_security(c: StackConfig) -> None:
-    """Listeners, users and grants that would leave a cluster open or an ACL dangling."""
-    s = c.security
-    if s.admin_user not in s.users:
-        raise _refuse(
-            "admin_user", f"{s.admin_user!r} is not in security.users; add it or name another"
-        )
-    if c.quorum.kind == "zookeeper" and "zookeeper" in s.users:
-        raise _refuse(
-            "users",
-            "'zookeeper' names the brokers' ZooKeeper password (password-zookeeper); "
-            "call the user something else",
-        )
-    for grant in s.acls:
-        if grant.user not in s.users:
-            raise _refuse(
-                "acls", f"grant for {grant.user!r}, who is not in security.users; add the user"
-            )
-    if not (c.small or s.allow_insecure_listeners):
-        _refuse_open_listeners(c)
-    if c.authorization and not s.replication_tls:
-        raise _refuse(
-            "replication_tls",
-            "authorization needs it: brokers and controllers are super users by their "
-            "certificate; turn it on, or turn security.authorization off",
-        )
-
-
-def _refuse_open_listeners(c: StackConfig) -> None:
-    s = c.security
-    insecure = {
-        "client_tls": not c.client_tls,
-        "replication_tls": not s.replication_tls,
-        "authorization": not c.authorization,
-    }
-    for key, off in insecure.items():
-        if off:
-            raise _refuse(
-                key,
-                f"off in {c.environment}: a listener would carry data or credentials unencrypted "
-                "or unchecked; remove the setting, or set security.allow_insecure_listeners: true "
-                "to accept it",
-            )

@@ -40,16 +40,24 @@ class ConcernResources(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions,
     ) -> None:
         super().__init__(concern.type_token, name, {}, opts)
-        self.resources = [
-            _declare(f"{name}-{obj.logical}", obj, secrets, self) for obj in concern.objects
-        ]
+        by_logical: dict[str, pulumi.CustomResource] = {}
+        for obj in concern.objects:
+            first = [by_logical[logical] for logical in obj.after]
+            by_logical[obj.logical] = _declare(f"{name}-{obj.logical}", obj, secrets, self, first)
+        self.resources = list(by_logical.values())
         self.register_outputs(concern.outputs)
 
 
 def _declare(
-    name: str, obj: Declared, secrets: dict[str, pulumi.Output[str]], parent: pulumi.Resource
+    name: str,
+    obj: Declared,
+    secrets: dict[str, pulumi.Output[str]],
+    parent: pulumi.Resource,
+    after: list[pulumi.CustomResource] | None = None,
 ) -> pulumi.CustomResource:
     options: dict[str, Any] = {}
+    if after:
+        options["depends_on"] = after
     if obj.protect:
         options["protect"] = True
     if obj.retain_on_delete:

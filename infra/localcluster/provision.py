@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config import StackConfig, secret_keys
+from infra.config import secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.local_issuer import LocalIssuer
 from infra.model import security
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
+from infra.stack_config import StackConfig
 
 
 def local_engine(kube: LocalKubernetes, state_dir: Path | None = None) -> Engine:

@@ -80,7 +80,7 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                 # The hash rolls the pods when the rendered config changes.
                 "metadata": {
                     "labels": pod_labels,
-                    "annotations": {"kafkastack.dev/config-hash": config_hash},
+                    "annotations": {labels.CONFIG_HASH: config_hash},
                 },
                 "spec": {
                     # HAProxy runs unprivileged yet listens on 443 like the routes it stands in for.
@@ -242,7 +242,11 @@ def routes(model: ClusterModel) -> list[dict[str, Any]]:
 
 
 def disruption_budgets(model: ClusterModel) -> list[dict[str, Any]]:
-    """Brokers: one at a time. Quorum: (N−1)/2, so a majority always stays up."""
+    """One voluntary disruption at a time for brokers and for the quorum alike.
+
+    Draining (N−1)/2 voters at once would keep a bare majority and leave no room for a failure
+    during the drain; one at a time keeps the quorum one failure away from loss, as a roll does.
+    """
     c = model.config
     budgets = [
         {
@@ -270,7 +274,7 @@ def disruption_budgets(model: ClusterModel) -> list[dict[str, Any]]:
             {
                 "metadata": _meta(model, f"{c.cluster_name}-quorum", component),
                 "spec": {
-                    "maxUnavailable": max(1, (len(model.quorum) - 1) // 2),
+                    "maxUnavailable": 1,
                     "selector": {"matchLabels": labels.selector(c.cluster_name, component)},
                 },
             }

@@ -19,10 +19,11 @@ from infra.model.paths import data_dir
 from infra.model.ports import Ports
 from infra.model.quorum import QUORUMS, MetadataQuorum
 from infra.model.racks import assign_zones
-from infra.network_config import address_plan
+from infra.model.resources import Resources, broker_request
+from infra.network_rules import address_plan
 
 if TYPE_CHECKING:
-    from infra.config import StackConfig
+    from infra.stack_config import StackConfig
 
 
 def derived_cluster_id(c: StackConfig) -> str:
@@ -32,13 +33,6 @@ def derived_cluster_id(c: StackConfig) -> str:
         return c.cluster_id
     u = uuid.uuid5(uuid.NAMESPACE_DNS, f"{c.cluster_name}.{c.namespace}.{c.environment}.kafkastack")
     return base64.urlsafe_b64encode(u.bytes).decode("ascii").rstrip("=")
-
-
-@dataclass(frozen=True)
-class Resources:
-    cpu: float
-    memory_gib: float
-    heap_gib: float
 
 
 @dataclass(frozen=True)
@@ -151,8 +145,6 @@ class ClusterModel:
 
     @property
     def broker_resources(self) -> Resources:
-        from infra.model.resources import broker_request
-
         return broker_request(self.config)
 
     @property

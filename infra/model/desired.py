@@ -8,8 +8,7 @@ part of the Pulumi URN: changing one replaces the object, so they are spelled ou
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
@@ -50,6 +49,9 @@ class Declared:
     protect: bool = False  # stateful: `pulumi destroy` or a replacement stops (prod)
     retain_on_delete: bool = False  # `pulumi destroy` forgets it instead of deleting it
     secret_outputs: tuple[str, ...] = ()  # fields the state keeps encrypted
+    # Logical names of objects of the same concern that Pulumi creates or updates (and, unless
+    # skip_await, waits to be ready) before this one: what makes a roll one node at a time.
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,33 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     )
     if model.config.skip_await:
         manifest["metadata"].setdefault("annotations", {}).update(SKIP_AWAIT)
+    # A changed file takes effect through a restart now, in the ordered roll, not at whichever
+    # restart happens next: the pod template carries the hash of what the ConfigMap holds.
+    template = manifest["spec"]["template"]["metadata"]
+    template.setdefault("annotations", {})[labels.CONFIG_HASH] = labels.content_hash(config["data"])
     return [
         # The rendered configuration, mounted read-only at the paths the properties name.
         Declared("ConfigMap", f"{node.workload}-config", config),
         # The workload holds a node's identity (id, rack, address): its name stays stable.
         Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
     ]
+
+
+def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
+    """Chain a role's StatefulSets so Pulumi updates them one by one, in node order, each after
+    the previous one is ready again: a change never restarts two brokers (or two voters) at once.
+    `chain` is off where the first node cannot become ready alone, which would stall the first
+    `pulumi up`."""
+    if not chain:
+        return objects
+    chained, previous = [], None
+    for obj in objects:
+        if obj.kind == "StatefulSet":
+            if previous is not None:
+                obj = replace(obj, after=(previous,))
+            previous = obj.logical
+        chained.append(obj)
+    return chained
 
 
 def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
@@ -133,7 +156,7 @@ def _external(model: ClusterModel) -> list[Declared]:
     mode = model.config.external.mode
     if mode == "haproxy":
         config = templating.haproxy_config(model)
-        digest = hashlib.sha256(config.encode()).hexdigest()[:16]
+        digest = labels.content_hash({"haproxy.cfg": config})  # its Deployment rolls on it
         return [
             # SNI routing table rendered from templates/haproxy.
             Declared(
@@ -174,8 +197,16 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         Declared("MultiNetworkPolicy", p["metadata"]["name"], p)
         for p in networks.multi_network_policies(model)
     ]
-    quorum = [o for n in model.quorum for o in _node_objects(model, n, classes["quorum"])]
-    brokers = [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])]
+    # ZooKeeper servers answer `srvr` (their readiness) only inside a quorum; combined brokers
+    # open CLIENT only once a majority of them runs: neither can be created one by one.
+    quorum = _one_at_a_time(
+        [o for n in model.quorum for o in _node_objects(model, n, classes["quorum"])],
+        chain=c.quorum.kind == "kraft",
+    )
+    brokers = _one_at_a_time(
+        [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])],
+        chain=not c.quorum.combined,
+    )
     external_bootstrap = (
         f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""
     )
@@ -265,7 +296,8 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             "brokers",
             "kafkastack:brokers:BrokerPool",
             tuple(brokers),
-            after=workload_deps,
+            # The quorum rolls first (Kafka's upgrade order), the brokers after it.
+            after=(*workload_deps, "quorum"),
             outputs={"zones": {b.workload: b.zone for b in model.brokers}},
         ),
         Concern(

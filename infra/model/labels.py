@@ -1,6 +1,8 @@
-"""Kubernetes labels: one vocabulary for selectors, anti-affinity and policies."""
+"""Kubernetes labels and annotations: one vocabulary for selectors, anti-affinity, policies."""
 
 from __future__ import annotations
+
+import hashlib
 
 PART_OF = "app.kubernetes.io/part-of"
 COMPONENT = "app.kubernetes.io/component"
@@ -13,6 +15,15 @@ BROKER = "broker"
 CONTROLLER = "controller"
 ZOOKEEPER = "zookeeper"
 HAPROXY = "haproxy"
+
+# On a pod template: the hash of the files its ConfigMap holds, so a changed file rolls the pods.
+CONFIG_HASH = "kafkastack.dev/config-hash"
+
+
+def content_hash(files: dict[str, str]) -> str:
+    """A short digest of a ConfigMap's files, names and contents."""
+    text = "".join(f"{name}\0{files[name]}\0" for name in sorted(files))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def component_labels(cluster: str, component: str, workload: str | None = None) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
-from infra.network_config import attachment_plugin, monitoring_namespace
+from infra.network_rules import attachment_plugin, monitoring_namespace
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 POLICY_FOR_ANNOTATION = "k8s.v1.cni.cncf.io/policy-for"

@@ -19,7 +19,7 @@ from infra.model.paths import METADATA_DIR
 from infra.model.ports import Ports
 
 if TYPE_CHECKING:
-    from infra.config import StackConfig
+    from infra.stack_config import StackConfig
 
 
 class Cluster(Protocol):

@@ -8,6 +8,7 @@ allocatable for the broker).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.errors import ConfigError
@@ -17,8 +18,7 @@ from spark_sizing.formulas import SizingParameters
 from spark_sizing.profiles import BUILT_IN_PROFILES
 
 if TYPE_CHECKING:
-    from infra.config import StackConfig
-    from infra.model.cluster import Resources
+    from infra.stack_config import StackConfig
 
 # Heap is not all a JVM uses: metaspace, threads, direct buffers, GC structures.
 JVM_NON_HEAP_GIB = 1.0
@@ -43,10 +43,17 @@ def pod_resources(cpu: float, memory_gib: float) -> dict[str, Any]:
     return {"requests": {"cpu": cpu_quantity(cpu), "memory": memory}, "limits": {"memory": memory}}
 
 
+@dataclass(frozen=True)
+class Resources:
+    """What a pod requests: CPU, memory, and the JVM heap inside that memory."""
+
+    cpu: float
+    memory_gib: float
+    heap_gib: float
+
+
 def broker_request(c: StackConfig) -> Resources:
     """The sizing's broker resources, each overridable in `kafkastack:resources`."""
-    from infra.model.cluster import Resources
-
     sized, override = c.sizing.cluster.broker, c.resources
     return Resources(
         cpu=override.broker_cpu or sized.cpu,

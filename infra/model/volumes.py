@@ -19,7 +19,7 @@ from spark_sizing.volume_types import (
 )
 
 if TYPE_CHECKING:
-    from infra.config import StackConfig
+    from infra.stack_config import StackConfig
 
 DEFAULT_PROVISIONERS = {
     "aws": "ebs.csi.aws.com",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import render
-from infra.config import StackConfig
+from infra.stack_config import StackConfig
 from infra.verify.errors import VerifyError
 from infra.verify.processes import ProcessCluster
 

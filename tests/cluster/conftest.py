@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.config import StackConfig, load_stack
+from infra.config import load_stack
 from infra.engine import Engine
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine, provision
 from infra.model.cluster import ClusterModel
+from infra.stack_config import StackConfig
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.engine import Engine, EngineError
+from infra.engine import Engine, EngineError, update_sequence
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine
 from infra.model import labels
@@ -125,3 +125,24 @@ def test_protected_stacks_refuse_destroy(
         r["type"].rsplit(":", 1)[-1] for r in state["deployment"]["resources"] if r.get("protect")
     }
     assert protected == {"StatefulSet", "StorageClass", "Namespace"}
+
+
+def test_a_config_change_updates_the_brokers_one_after_another(
+    kube: LocalKubernetes, own_stack: Path, tmp_path: Path
+) -> None:
+    # Dedicated controllers (the local stack's brokers are voters, which cannot be chained).
+    document = yaml.safe_load(own_stack.read_text())
+    document["config"]["kafkastack:quorum"] = {"kind": "kraft", "nodes": 3, "combined": False}
+    own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    engine, small = small_stack(kube, own_stack, tmp_path)
+
+    document = yaml.safe_load(own_stack.read_text())  # as small_stack sized it
+    document["config"]["kafkastack:min_insync_replicas"] = 1  # in every broker's properties
+    own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    engine.select("local", own_stack)
+    sequence = update_sequence(engine.up_events("local"))
+
+    brokers = [f"{small.config.cluster_name}-brokers-{b.workload}" for b in small.model.brokers]
+    events = [(phase, name) for phase, name in sequence if name in brokers]
+    # Each broker's update starts only once the previous broker's is done.
+    assert events == [(phase, name) for name in brokers for phase in ("start", "done")], sequence

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackConfig, parse_stack_config
+from infra.config import parse_stack_config
+from infra.stack_config import StackConfig
 
 SIZING_FIXTURE = Path(__file__).parent / "fixtures" / "sizing.json"
 

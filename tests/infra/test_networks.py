@@ -18,7 +18,8 @@ from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
 from infra.model import labels, networks, probes, workloads
 from infra.model.cluster import ClusterModel
-from infra.network_config import on_cloud, replication_ranges
+from infra.network_config import replication_ranges
+from infra.network_rules import on_cloud
 from tests.infra.conftest import base_values, config_of, sizing_cluster
 
 STACKS = ["local", "dev", "staging", "prod"]

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from infra import render
-from infra.config import StackConfig, load_stack
+from infra.config import load_stack
 from infra.model import labels
+from infra.stack_config import StackConfig
 from tests.infra.conftest import config_of
 from tests.infra.restricted_profile import pod_specs, violations
 

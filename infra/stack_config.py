@@ -1,0 +1,138 @@
+"""`StackConfig`: what a stack's `kafkastack:*` keys say, validated field by field.
+
+Only models and what follows from them live here; reading a stack and the rules across
+sections (`check_safety`) are in `infra/config.py`, and the rules of one section that need the
+whole config in `infra/network_rules.py` and `infra/security_rules.py`. Nothing here imports
+those, so the model (`infra/model`) can name `StackConfig` without an import cycle.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from infra.access_config import ExternalConfig
+from infra.config_base import StrictModel
+from infra.image_config import ImagesConfig
+from infra.network_config import NetworkConfig
+from infra.security_config import SecurityConfig
+from spark_sizing.contract import StackSizing
+
+SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
+Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
+_Model = StrictModel  # defined in infra/config_base.py, shared with the section modules
+
+
+class QuorumConfig(_Model):
+    kind: Literal["kraft", "zookeeper"] = "kraft"
+    nodes: int | None = Field(default=None, description="controllers or ZooKeeper servers; sizing")
+    combined: bool = Field(default=False, description="brokers are also controllers (local/dev)")
+
+
+class StorageConfig(_Model):
+    provisioner: str | None = Field(default=None, description="overrides the platform default")
+    size_gib: float | None = Field(default=None, description="per data volume; default: sizing")
+    volumes_per_broker: int | None = Field(default=None, ge=1, le=16)
+    type: str | None = Field(default=None, description="volume type; default: sizing")
+
+
+class ResourcesConfig(_Model):
+    """Overrides of sizing for small environments (a kwok cluster has no real capacity)."""
+
+    broker_cpu: float | None = None
+    broker_memory_gib: float | None = None
+    broker_heap_gib: float | None = None
+
+
+class StackConfig(_Model):
+    environment: str
+    kafka_version: str = "4.3.1"
+    namespace: str = "kafka"
+    cluster_name: str = "kafka"
+    cluster_id: str = Field(default="", description="KRaft cluster id; default derived from name")
+    platform: Platform = "aws"
+    region: str | None = None
+    zones: list[str] | Literal["auto"]
+    brokers: int | None = Field(default=None, description="minimum brokers; sizing may add more")
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    quorum: QuorumConfig = QuorumConfig()
+    network: NetworkConfig = NetworkConfig()
+    storage: StorageConfig = StorageConfig()
+    external: ExternalConfig = ExternalConfig()
+    security: SecurityConfig = SecurityConfig()
+    resources: ResourcesConfig = ResourcesConfig()
+    images: ImagesConfig = ImagesConfig()
+    skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
+    protect: bool | None = Field(
+        default=None,
+        description="Pulumi `protect` on the namespace, storage classes and workloads, so "
+        "`pulumi destroy` or a replacement stops instead; default: on in prod",
+    )
+    sizing: StackSizing
+
+    @field_validator("kafka_version")
+    @classmethod
+    def _release_version(cls, value: str) -> str:
+        if not re.fullmatch(r"\d+\.\d+\.\d+", value):
+            raise ValueError(
+                f"{value!r} is not a Kafka release; name one exactly, such as 4.3.1 or 3.9.1 "
+                "(the image tag and the jars are pinned to it)"
+            )
+        return value
+
+    @property
+    def kafka_release(self) -> tuple[int, int, int]:
+        major, minor, patch = (int(part) for part in self.kafka_version.split("."))
+        return major, minor, patch
+
+    @property
+    def kafka_major(self) -> int:
+        return self.kafka_release[0]
+
+    @property
+    def broker_count(self) -> int:
+        """The stack's minimum or the sizing's count, whichever is larger."""
+        return max(self.brokers or 0, self.sizing.cluster.brokers)
+
+    @property
+    def quorum_nodes(self) -> int:
+        """Controllers or ZooKeeper servers: as configured, else as sized for this kind."""
+        if self.quorum.nodes is not None:
+            return self.quorum.nodes
+        sized = self.sizing.cluster.quorum
+        return sized.nodes if sized.kind == self.quorum.kind else 3
+
+    @property
+    def data_volumes(self) -> int:
+        return self.storage.volumes_per_broker or self.sizing.cluster.data_volumes_per_broker
+
+    @property
+    def data_volume_gib(self) -> float:
+        if self.storage.size_gib is not None:
+            return self.storage.size_gib
+        return float(math.ceil(self.sizing.cluster.storage_per_broker_gib / self.data_volumes))
+
+    @property
+    def small(self) -> bool:
+        return self.environment in SMALL_ENVIRONMENTS
+
+    @property
+    def protected(self) -> bool:
+        return self.protect if self.protect is not None else self.environment == "prod"
+
+    @property
+    def client_tls(self) -> bool:
+        """The in-cluster CLIENT listener is encrypted (SASL_SSL or SSL); off by default only
+        in local/dev, whose harness reads the traffic."""
+        tls = self.security.client_tls
+        return tls if tls is not None else (not self.small or self.security.client_auth == "mtls")
+
+    @property
+    def authorization(self) -> bool:
+        """Authorizer with super.users and deny-by-default; off by default only in local/dev."""
+        enabled = self.security.authorization
+        return enabled if enabled is not None else not self.small

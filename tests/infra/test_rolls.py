@@ -1,0 +1,56 @@
+"""Day-2 changes roll one node at a time, and a changed config file rolls its node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model import labels
+from infra.model.cluster import ClusterModel
+from infra.model.desired import Concern, Declared, desired_state
+from tests.infra.conftest import config_of
+
+
+def concerns(environment: str = "staging", **overrides: Any) -> dict[str, Concern]:
+    model = ClusterModel.from_config(config_of(environment, **overrides))
+    return {c.key: c for c in desired_state(model)}
+
+
+def statefulsets(concern: Concern) -> list[Declared]:
+    return [o for o in concern.objects if o.kind == "StatefulSet"]
+
+
+def config_hashes(by_key: dict[str, Concern]) -> dict[str, str]:
+    return {
+        o.logical: o.manifest["spec"]["template"]["metadata"]["annotations"][labels.CONFIG_HASH]
+        for key in ("quorum", "brokers")
+        for o in statefulsets(by_key[key])
+    }
+
+
+def test_a_changed_broker_setting_changes_every_broker_pod_template_and_nothing_else() -> None:
+    before = config_hashes(concerns())
+    after = config_hashes(concerns(min_insync_replicas=1, replication_factor=2))
+    brokers = {name for name in before if "broker" in name}
+    assert brokers and all(before[name] != after[name] for name in brokers)
+    # The same stack renders the same hashes: no roll without a change.
+    assert config_hashes(concerns()) == before
+
+
+def test_kraft_controllers_then_brokers_each_after_the_previous_one() -> None:
+    by_key = concerns()
+    for key in ("quorum", "brokers"):
+        chain = statefulsets(by_key[key])
+        assert len(chain) >= 3
+        assert chain[0].after == ()
+        assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
+    assert "quorum" in by_key["brokers"].after  # controllers roll before any broker
+
+
+def test_nodes_that_cannot_start_alone_are_not_chained() -> None:
+    # ZooKeeper servers are ready only in a quorum; combined brokers only with a majority.
+    zookeeper = concerns("dev", kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3})
+    assert all(o.after == () for o in statefulsets(zookeeper["quorum"]))
+    brokers = statefulsets(zookeeper["brokers"])
+    assert [o.after for o in brokers[1:]] == [(prev.logical,) for prev in brokers[:-1]]
+    combined = concerns("dev", quorum={"combined": True})
+    assert all(o.after == () for o in statefulsets(combined["brokers"]))
