@@ -56,6 +56,10 @@ VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots +
 # Fake nodes' volumes are never mounted; a real node's are folders it owns (real_node_volumes).
 FAKE_VOLUME_ROOT = Path("/mnt/kafkastack")
 VOLUME_NODE_LABEL = "kafkastack.io/volume-node"
+# While real nodes run, the fake ones keep out every pod that does not tolerate this taint: a
+# pod placed there would only pretend to run (kwok invents its status), and the stack's pods
+# must really run. The fake nodes stay for placement tests on a cluster without real nodes.
+FAKE_NODE_TAINT = {"key": "kafkastack.io/fake-node", "value": "true", "effect": "NoSchedule"}
 
 
 class LocalClusterError(RuntimeError):
@@ -145,7 +149,17 @@ class LocalKubernetes:
             )
         self.kubectl("apply", "--server-side", "-f", str(CRDS))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-        self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(nodes()))
+        self.apply_fake_nodes()
+
+    def has_real_nodes(self) -> bool:
+        """Whether real nodes of this cluster run now (each has its node.json)."""
+        return bool(real_node_volumes(self.workdir / "nodes"))
+
+    def apply_fake_nodes(self) -> None:
+        """The fake nodes, tainted exactly while real nodes run (the one place that decides
+        where a stack's pods may land): `up()` and the real nodes' start and stop call it."""
+        documents = _documents(nodes(tainted=self.has_real_nodes()))
+        self.kubectl("apply", "--server-side", "-f", "-", stdin=documents)
 
     @property
     def pulumi_state(self) -> Path:
@@ -205,8 +219,9 @@ def node_name(zone: str, index: int) -> str:
     return f"{NAME}-{zone}-{index}"
 
 
-def nodes() -> list[dict[str, Any]]:
-    """Fake nodes kwok keeps Ready, labelled with zone and hostname like cloud nodes."""
+def nodes(tainted: bool = False) -> list[dict[str, Any]]:
+    """Fake nodes kwok keeps Ready, labelled with zone and hostname like cloud nodes; `tainted`
+    (while real nodes run) keeps pods off them."""
     result = []
     for zone in ZONES:
         for i in range(1, NODES_PER_ZONE + 1):
@@ -225,7 +240,7 @@ def nodes() -> list[dict[str, Any]]:
                             "topology.kubernetes.io/zone": zone,
                         },
                     },
-                    "spec": {},
+                    "spec": {"taints": [FAKE_NODE_TAINT]} if tainted else {},
                     "status": {"capacity": capacity, "allocatable": capacity},
                 }
             )

@@ -46,7 +46,8 @@ PAUSE = Image("pause", "3.10")
 BUSYBOX = Image("busybox", "1")
 KAFKA = Image("kafka", "4.3.1")
 COREDNS = Image("coredns", pinned_versions()["COREDNS_VERSION"].lstrip("v"))
-HAPROXY = Image("haproxy", "2.6")
+# Tagged with its exact release, like the stack's default (external.haproxy_image).
+HAPROXY = Image("haproxy", pinned_versions()["HAPROXY_VERSION"])
 ALL = (PAUSE, BUSYBOX, COREDNS, HAPROXY, KAFKA)
 # On every node whatever it runs: the pod sandbox, and cluster DNS (dns.py).
 ALWAYS = (PAUSE, COREDNS)

@@ -170,6 +170,7 @@ class RealNodes:
             for node in self.specs:
                 self._start_node(node, binaries, wanted)
             self.wait_ready(timeout)
+            self.kube.apply_fake_nodes()  # now tainted: the stack's pods land on real nodes
             self._start_kube_proxy(binaries["kube-proxy"])
             dns.deploy(self.kube, replicas=min(2, len(self.specs)))
         except BaseException:
@@ -257,6 +258,7 @@ class RealNodes:
             # Their volumes were folders of the nodes, now gone.
             selector = f"{VOLUME_NODE_LABEL} in ({','.join(released)})"
             self.kube.kubectl("delete", "pv", "--ignore-not-found", "--wait=false", "-l", selector)
+            self.kube.apply_fake_nodes()  # untainted again: no real node is left
         return released
 
     def labels(self) -> dict[str, dict[str, Any]]:

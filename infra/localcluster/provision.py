@@ -14,7 +14,9 @@ from typing import Any
 
 from infra.config import secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine
-from infra.localcluster.control_plane import LocalKubernetes
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
+from infra.localcluster.local_issuer import LocalIssuer
+from infra.model import security
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
 from infra.stack_config import StackConfig
@@ -37,6 +39,13 @@ def ensure_passwords(engine: Engine, stack: str, config: StackConfig) -> None:
             engine.set_secret(stack, key, secrets.token_urlsafe(24))
 
 
+def stack_certificates(model: ClusterModel) -> list[dict[str, Any]]:
+    """Every Certificate the stack declares: its CA's, the nodes', the admin client's."""
+    chain = [o for o in security.issuer_objects(model) if o["kind"] == "Certificate"]
+    admin = security.admin_certificate(model)
+    return [*chain, *security.certificates(model), *([admin] if admin else [])]
+
+
 @dataclass(frozen=True)
 class Provisioned:
     changes: dict[str, int]  # operation → count, as the engine summarised its `up`
@@ -51,7 +60,10 @@ def provision(
     engine: Engine | None = None,
 ) -> Provisioned:
     """Bring the local cluster up if needed, `pulumi up` the stack onto it (with the cluster's
-    own engine state unless another `engine` is given) and wait until every pod is placed."""
+    own engine state unless another `engine` is given) and wait until every pod is placed.
+
+    On a cluster with real nodes the stack's pods really start, so their Certificates' Secrets
+    must exist: the local issuer (infra/localcluster/local_issuer.py) writes them meanwhile."""
     model = ClusterModel.from_config(config)
     kube.up()
     kube.add_volumes(storage_class_names(model))
@@ -59,5 +71,11 @@ def provision(
     stack = config.environment
     engine.select(stack, stack_file)
     ensure_passwords(engine, stack, config)
-    changes = engine.up(stack, expect_no_changes=expect_no_changes)
+    if kube.has_real_nodes():
+        with LocalIssuer(kube, stack_certificates(model)) as issuer:
+            changes = engine.up(stack, expect_no_changes=expect_no_changes)
+        if issuer.error is not None:
+            raise LocalClusterError(f"the local issuer failed: {issuer.error}") from issuer.error
+    else:
+        changes = engine.up(stack, expect_no_changes=expect_no_changes)
     return Provisioned(changes, kube.wait_scheduled(config.namespace, model.pod_count))

@@ -144,8 +144,15 @@ def load_balancer_annotations(model: ClusterModel) -> dict[str, str]:
     }
 
 
+def haproxy_service_type(model: ClusterModel) -> str:
+    """A cloud's load balancer in front of HAProxy; a local cluster has no load balancer
+    implementation (a LoadBalancer would never get an address, and Pulumi, awaiting it, would
+    time out), so there every node's port serves it."""
+    return "NodePort" if model.config.platform == "local" else "LoadBalancer"
+
+
 def haproxy_service(model: ClusterModel) -> dict[str, Any]:
-    """A LoadBalancer on 443; it never becomes ready on a local cluster, hence skipAwait there."""
+    """HAProxy's Service on 443 (skipAwait only where nothing may be awaited: kwok)."""
     annotations = {
         **load_balancer_annotations(model),
         **(SKIP_AWAIT if model.config.skip_await else {}),
@@ -153,7 +160,7 @@ def haproxy_service(model: ClusterModel) -> dict[str, Any]:
     return {
         "metadata": _meta(model, model.names.haproxy, labels.HAPROXY, annotations or None),
         "spec": {
-            "type": "LoadBalancer",
+            "type": haproxy_service_type(model),
             "selector": labels.selector(model.config.cluster_name, labels.HAPROXY),
             "ports": [
                 {"name": "tls", "port": model.ports.route, "targetPort": model.ports.haproxy}

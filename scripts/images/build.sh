@@ -6,8 +6,8 @@
 #   pause:3.10    the pod sandbox: busybox-static sleeping forever
 #   busybox:1     a small workload (sh, httpd, wget, nc): busybox-static and its applet links
 #   coredns:<ver> cluster DNS: the static coredns binary scripts/toolchain/build-coredns.sh built
-#   haproxy:2.6   Debian's haproxy (2.6, the public image's line) laid out like the public
-#                 haproxy:2.6 image: config folder /usr/local/etc/haproxy, uid/gid 99, and its
+#   haproxy:<ver> Debian's haproxy, tagged with its exact upstream release (versions.env), laid
+#                 out like the public haproxy image: config folder /usr/local/etc/haproxy, uid/gid 99, its
 #                 entry point's effect (`haproxy -W -db <args>`)
 #   kafka:<ver>   /opt/kafka laid out like the public apache/kafka image, uid 1000, on the host's
 #                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
@@ -144,8 +144,10 @@ build coredns "$COREDNS_VERSION" "$(sha256sum "$BIN/coredns")" -- \
   --config.entrypoint /coredns
 haproxy_version="$(dpkg-query -W -f '${Version}' haproxy 2>/dev/null)" \
   || die "haproxy is not installed: run \`make system-deps\`"
-[[ "$haproxy_version" == 2.6.* ]] || die "Debian's haproxy is $haproxy_version, not the 2.6 line the image is named for"
-build haproxy 2.6 "$busybox_version $haproxy_version" -- \
+HAPROXY_VERSION="$(sed -n 's/^HAPROXY_VERSION=//p' "$here/../toolchain/versions.env")"
+[[ "${haproxy_version%%-*}" == "$HAPROXY_VERSION" ]] \
+  || die "Debian's haproxy is $haproxy_version, not $HAPROXY_VERSION (scripts/toolchain/versions.env): pin the release Debian has"
+build haproxy "$HAPROXY_VERSION" "$busybox_version $haproxy_version" -- \
   --config.user 99:99 --config.entrypoint /usr/sbin/haproxy --config.entrypoint -W \
   --config.entrypoint -db --config.cmd -f --config.cmd /usr/local/etc/haproxy/haproxy.cfg \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -65,6 +65,13 @@ def test_haproxy_on_aws_is_an_nlb_to_pod_ips_across_zones() -> None:
     )
 
 
+def test_haproxy_is_a_node_port_on_a_local_cluster_which_has_no_load_balancer() -> None:
+    # A LoadBalancer there never gets an address: `pulumi up` awaiting it timed out with every
+    # pod Ready (nodes tier, real nodes).
+    assert access.haproxy_service(model_of("local", platform="local"))["spec"]["type"] == "NodePort"
+    assert access.haproxy_service(model_of("prod"))["spec"]["type"] == "LoadBalancer"
+
+
 def test_no_aws_annotations_elsewhere() -> None:
     service = access.haproxy_service(model_of("staging", platform="openshift"))
     assert "annotations" not in service["metadata"]

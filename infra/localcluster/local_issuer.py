@@ -1,0 +1,185 @@
+"""The local cluster's stand-in for cert-manager: it issues the stack's Certificates itself.
+
+No cert-manager runs on the local cluster (nothing can be pulled, and building and serving it
+is not done yet), yet the brokers' and controllers' pods mount the Secrets their `Certificate`s
+name and do not start without them. While `provision()` runs `pulumi up`, `LocalIssuer` writes
+each of those Secrets as cert-manager would (type `kubernetes.io/tls`, keys `tls.crt`, `tls.key`
+as unencrypted PKCS#8, `ca.crt`), signed by one CA per cluster kept in the cluster's folder, for
+the names and addresses the Certificate lists. What it does not do: renew, or follow the issuer
+a Certificate names (every one is signed by the cluster's CA). The Certificates stay declared,
+so a real cluster's cert-manager is unaffected.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from infra.localcluster.control_plane import LocalKubernetes
+
+VALIDITY = datetime.timedelta(days=90)  # the Certificates' own duration (2160h)
+USAGES = {
+    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
+    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
+}
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+class LocalCA:
+    """One CA per cluster, created on first use in `folder` and reused after."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        cert_file, key_file = folder / "ca.crt", folder / "ca.key"
+        if not (cert_file.is_file() and key_file.is_file()):
+            folder.mkdir(parents=True, exist_ok=True)
+            key = ec.generate_private_key(ec.SECP256R1())
+            name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kafkastack local CA")])
+            now = datetime.datetime.now(datetime.UTC)
+            cert = (
+                x509.CertificateBuilder()
+                .subject_name(name)
+                .issuer_name(name)
+                .public_key(key.public_key())
+                .serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + 10 * VALIDITY)
+                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                .sign(key, hashes.SHA256())
+            )
+            key_file.write_bytes(_pem_key(key))
+            key_file.chmod(0o600)
+            cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        self.cert = x509.load_pem_x509_certificate(cert_file.read_bytes())
+        loaded = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+        assert isinstance(loaded, ec.EllipticCurvePrivateKey)
+        self.key = loaded
+
+    @property
+    def pem(self) -> bytes:
+        return self.cert.public_bytes(serialization.Encoding.PEM)
+
+    def secret(self, certificate: dict[str, Any]) -> dict[str, Any]:
+        """The Secret cert-manager would write for this Certificate object."""
+        spec = certificate["spec"]
+        if spec.get("isCA"):
+            ca = {"tls.crt": self.pem, "tls.key": _pem_key(self.key), "ca.crt": self.pem}
+            return _tls_secret(certificate, ca)
+        dns = list(spec.get("dnsNames", []))
+        ips = [ipaddress.ip_address(a) for a in spec.get("ipAddresses", [])]
+        key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(
+                x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, spec.get("commonName", dns[0]))])
+            )
+            .issuer_name(self.cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + VALIDITY)
+            .add_extension(
+                x509.SubjectAlternativeName(
+                    [*(x509.DNSName(n) for n in dns), *(x509.IPAddress(i) for i in ips)]
+                ),
+                critical=False,
+            )
+        )
+        usages = [USAGES[u] for u in spec.get("usages", []) if u in USAGES]
+        if usages:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+        cert = builder.sign(self.key, hashes.SHA256())
+        data = {
+            "tls.crt": cert.public_bytes(serialization.Encoding.PEM),
+            "tls.key": _pem_key(key),
+            "ca.crt": self.pem,
+        }
+        return _tls_secret(certificate, data)
+
+
+def _tls_secret(certificate: dict[str, Any], data: dict[str, bytes]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {
+            "name": certificate["spec"]["secretName"],
+            "namespace": certificate["metadata"]["namespace"],
+            "labels": {"kafkastack.io/issued-by": "local-issuer"},
+        },
+        "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
+    }
+
+
+class LocalIssuer:
+    """Writes the Secrets of `certificates` once their namespace exists (Pulumi creates it),
+    in a thread beside `pulumi up`: the pods that mount them wait for them meanwhile."""
+
+    def __init__(
+        self, kube: LocalKubernetes, certificates: list[dict[str, Any]], poll: float = 0.5
+    ) -> None:
+        self.kube = kube
+        self.certificates = certificates
+        self.poll = poll
+        self.ca = LocalCA(kube.workdir / "local-ca")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="local-issuer", daemon=True)
+        self.error: BaseException | None = None
+        self.issued: list[str] = []
+
+    def __enter__(self) -> LocalIssuer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        try:
+            namespaces = {c["metadata"]["namespace"] for c in self.certificates}
+            while namespaces and not self._stop.is_set():
+                ready = {n for n in namespaces if self._exists(n)}
+                if ready:
+                    self._issue(
+                        [c for c in self.certificates if c["metadata"]["namespace"] in ready]
+                    )
+                    namespaces -= ready
+                self._stop.wait(self.poll)
+        except BaseException as err:  # reported by provision() after `pulumi up`
+            self.error = err
+
+    def _exists(self, namespace: str) -> bool:
+        return self.kube.kubectl("get", "namespace", namespace, check=False).returncode == 0
+
+    def _issue(self, certificates: list[dict[str, Any]]) -> None:
+        missing = [
+            c
+            for c in certificates
+            if self.kube.kubectl(
+                "get", "secret", "-n", c["metadata"]["namespace"], c["spec"]["secretName"],
+                check=False,
+            ).returncode != 0
+        ]  # fmt: skip
+        # Kept across runs like cert-manager's: a second `up` changes no pod.
+        secrets = [self.ca.secret(c) for c in missing]
+        if secrets:
+            documents = yaml.safe_dump_all(secrets, sort_keys=False)
+            self.kube.kubectl("apply", "--server-side", "-f", "-", stdin=documents)
+        self.issued += [c["spec"]["secretName"] for c in certificates]

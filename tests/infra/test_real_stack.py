@@ -1,0 +1,80 @@
+"""The local stack's real-node variant, the fake nodes' taint, and the local issuer's Secrets."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from infra.config import load_stack
+from infra.localcluster.control_plane import FAKE_NODE_TAINT, LocalKubernetes, nodes
+from infra.localcluster.local_issuer import LocalCA
+from infra.localcluster.real_stack import BROKERS, write_real_node_stack
+from infra.model.cluster import ClusterModel
+from infra.model.security import certificates
+
+
+def _variant(repo_root: Path, tmp_path: Path) -> Path:
+    return write_real_node_stack(
+        repo_root / "stacks" / "Pulumi.local.yaml", tmp_path / "stacks" / "Pulumi.local.yaml"
+    )
+
+
+def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    config = load_stack(_variant(repo_root, tmp_path).parent, "local")
+    model = ClusterModel.from_config(config)
+    assert config.broker_count == BROKERS == len(model.brokers)
+    assert config.network.mode == "single"
+    assert config.skip_await is False
+    assert model.haproxy_replicas == 1
+    assert config.images.haproxy.image == "localhost/kafkastack/haproxy:2.6.12"
+    assert config.images.kafka.repository == "localhost/kafkastack/kafka"
+    # Three nodes, and brokers never share one with a controller: the brokers are controllers.
+    assert config.quorum.combined and model.pod_count == BROKERS + 1
+    assert model.broker_resources.cpu <= 0.5  # beside HAProxy (1 CPU) on a 2-CPU machine
+    # Everything else is the committed local stack's.
+    committed = load_stack(repo_root / "stacks", "local")
+    assert (config.zones, config.external.domain) == (committed.zones, committed.external.domain)
+
+
+def test_fake_nodes_are_tainted_only_while_real_nodes_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert all("taints" not in n["spec"] for n in nodes())
+    assert all(n["spec"]["taints"] == [FAKE_NODE_TAINT] for n in nodes(tainted=True))
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path))
+    kube = LocalKubernetes("taint-test")
+    assert not kube.has_real_nodes()
+    started = kube.workdir / "nodes" / "taint-test-nodes-0"
+    started.mkdir(parents=True)
+    (started / "node.json").write_text("{}")
+    assert kube.has_real_nodes()
+
+
+def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_path: Path) -> None:
+    config = load_stack(_variant(repo_root, tmp_path).parent, "local")
+    certificate = certificates(ClusterModel.from_config(config))[0]
+    ca = LocalCA(tmp_path / "ca")
+    secret = ca.secret(certificate)
+    assert secret["type"] == "kubernetes.io/tls"
+    assert secret["metadata"]["name"] == certificate["spec"]["secretName"]
+    data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
+    assert set(data) == {"tls.crt", "tls.key", "ca.crt"}
+    assert data["tls.key"].startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
+    cert = x509.load_pem_x509_certificate(data["tls.crt"])
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == certificate["spec"]["dnsNames"]
+    usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert set(usages) == {ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH}
+    # Signed by the CA it hands out, which is the same on the next run.
+    issuer = x509.load_pem_x509_certificate(data["ca.crt"])
+    public = issuer.public_key()
+    assert isinstance(public, ec.EllipticCurvePublicKey)
+    cert.verify_directly_issued_by(issuer)
+    assert LocalCA(tmp_path / "ca").pem == data["ca.crt"]
