@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,12 +265,8 @@ class Engine:
 
 def change_summary(stdout: str) -> dict[str, int]:
     """Operation → count, from the summary event of `pulumi up --json`'s event stream."""
-    for line in reversed(stdout.splitlines()):
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict) and "summaryEvent" in event:
+    for event in reversed(list(_events(stdout))):
+        if "summaryEvent" in event:
             changes = event["summaryEvent"].get("resourceChanges") or {}
             return {str(op): int(n) for op, n in changes.items()}
     return {}
@@ -279,15 +276,20 @@ def update_sequence(stdout: str) -> list[tuple[str, str]]:
     """(phase, name) of each updated resource, in the order the engine reported them: phase
     "start" when it began the update, "done" when the provider had finished (and awaited) it."""
     sequence = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in _events(stdout):
         for key, phase in (("resourcePreEvent", "start"), ("resOutputsEvent", "done")):
             metadata = (event.get(key) or {}).get("metadata") or {}
             if metadata.get("op") == "update":
                 sequence.append((phase, str(metadata.get("urn", "")).rsplit("::", 1)[-1]))
     return sequence
+
+
+def _events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON events of `pulumi up --json`, one a line; other lines (warnings) are skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event

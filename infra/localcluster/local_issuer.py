@@ -14,30 +14,16 @@ from __future__ import annotations
 
 import base64
 import datetime
-import ipaddress
 import threading
 from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from infra import pki
 from infra.localcluster.control_plane import LocalKubernetes
 
 VALIDITY = datetime.timedelta(days=90)  # the Certificates' own duration (2160h)
-USAGES = {
-    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
-    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
-}
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
 
 
 class LocalCA:
@@ -48,69 +34,34 @@ class LocalCA:
         cert_file, key_file = folder / "ca.crt", folder / "ca.key"
         if not (cert_file.is_file() and key_file.is_file()):
             folder.mkdir(parents=True, exist_ok=True)
-            key = ec.generate_private_key(ec.SECP256R1())
-            name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kafkastack local CA")])
-            now = datetime.datetime.now(datetime.UTC)
-            cert = (
-                x509.CertificateBuilder()
-                .subject_name(name)
-                .issuer_name(name)
-                .public_key(key.public_key())
-                .serial_number(x509.random_serial_number())
-                .not_valid_before(now - datetime.timedelta(minutes=5))
-                .not_valid_after(now + 10 * VALIDITY)
-                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                .sign(key, hashes.SHA256())
-            )
-            key_file.write_bytes(_pem_key(key))
+            created = pki.new_authority("kafkastack local CA", 10 * VALIDITY)
+            key_file.write_bytes(created.key_pem)
             key_file.chmod(0o600)
-            cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        self.cert = x509.load_pem_x509_certificate(cert_file.read_bytes())
-        loaded = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
-        assert isinstance(loaded, ec.EllipticCurvePrivateKey)
-        self.key = loaded
+            cert_file.write_bytes(created.pem)
+        self.authority = pki.Authority.load(cert_file.read_bytes(), key_file.read_bytes())
 
     @property
     def pem(self) -> bytes:
-        return self.cert.public_bytes(serialization.Encoding.PEM)
+        return self.authority.pem
 
     def secret(self, certificate: dict[str, Any]) -> dict[str, Any]:
         """The Secret cert-manager would write for this Certificate object."""
         spec = certificate["spec"]
         if spec.get("isCA"):
-            ca = {"tls.crt": self.pem, "tls.key": _pem_key(self.key), "ca.crt": self.pem}
+            ca = {"tls.crt": self.pem, "tls.key": self.authority.key_pem, "ca.crt": self.pem}
             return _tls_secret(certificate, ca)
         dns = list(spec.get("dnsNames", []))
-        ips = [ipaddress.ip_address(a) for a in spec.get("ipAddresses", [])]
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.UTC)
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(
-                x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, spec.get("commonName", dns[0]))])
-            )
-            .issuer_name(self.cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + VALIDITY)
-            .add_extension(
-                x509.SubjectAlternativeName(
-                    [*(x509.DNSName(n) for n in dns), *(x509.IPAddress(i) for i in ips)]
-                ),
-                critical=False,
-            )
+        key_pem, cert_pem = pki.sign(
+            self.authority,
+            spec.get("commonName", dns[0]),
+            dns,
+            list(spec.get("ipAddresses", [])),
+            VALIDITY,
+            usages=list(spec.get("usages", [])),
         )
-        usages = [USAGES[u] for u in spec.get("usages", []) if u in USAGES]
-        if usages:
-            builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-        cert = builder.sign(self.key, hashes.SHA256())
-        data = {
-            "tls.crt": cert.public_bytes(serialization.Encoding.PEM),
-            "tls.key": _pem_key(key),
-            "ca.crt": self.pem,
-        }
-        return _tls_secret(certificate, data)
+        return _tls_secret(
+            certificate, {"tls.crt": cert_pem, "tls.key": key_pem, "ca.crt": self.pem}
+        )
 
 
 def _tls_secret(certificate: dict[str, Any], data: dict[str, bytes]) -> dict[str, Any]:
