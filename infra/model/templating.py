@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from infra.model import labels, zookeeper_auth
+from infra.model import labels, metrics, zookeeper_auth
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -184,6 +184,19 @@ JMX_RULES = [
         "pattern": "kafka.server<type=(.+), name=(.+)PerSec\\w*><>Count",
         "name": "kafka_server_$1_$2_total",
         "type": "COUNTER",
+    },
+    {
+        # 3 = RUNNING (caught up with the metadata log, unfenced); 6-7 = shutting down.
+        "pattern": "kafka.server<type=KafkaServer, name=BrokerState><>Value",
+        "name": metrics.BROKER_STATE,
+        "type": "GAUGE",
+    },
+    {
+        # Messages this broker's replica fetchers trail their leaders' high watermark by, at
+        # most, over every partition it follows: 0 once it is caught up.
+        "pattern": "kafka.server<type=ReplicaFetcherManager, name=MaxLag, clientId=Replica><>Value",
+        "name": metrics.REPLICA_MAX_LAG,
+        "type": "GAUGE",
     },
     {
         "pattern": "kafka.server<type=ReplicaManager, name=(.+)><>Value",

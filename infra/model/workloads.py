@@ -24,7 +24,7 @@ from infra.model.paths import (
     ZK_LOG_DIR,
 )
 from infra.model.pod_security import container_security_context, pod_security_context
-from infra.model.probes import readiness_probe, zookeeper_probes
+from infra.model.probes import TERMINATION_GRACE_SECONDS, kafka_probes, zookeeper_probes
 from infra.model.resources import pod_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
@@ -205,7 +205,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "ports": ports,
         "resources": pod_resources(cpu, memory),
         "volumeMounts": mounts,
-        "readinessProbe": readiness_probe(model, node),
+        **kafka_probes(model, node),
     }
     init = [*metrics.agent_init(model, image), _keystore_init(image)]
     if model.metadata.brokers_format_storage:
@@ -317,7 +317,8 @@ def _statefulset(
                 "spec": {
                     "securityContext": pod_context,
                     "affinity": _zone_affinity(node, model),
-                    "terminationGracePeriodSeconds": 120,  # controlled shutdown moves leaders off
+                    # Time for a controlled shutdown (probes.py has the figures).
+                    "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
                     "initContainers": init_containers,
                     "containers": containers,
                     "volumes": volumes,

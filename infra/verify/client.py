@@ -22,7 +22,14 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 
 def _base(req: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +198,29 @@ def elect_preferred(req: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "errors": {str(tp.partition): str(e) for tp, e in outcome.items() if e}}
 
 
+def alter_configs(req: dict[str, Any]) -> dict[str, Any]:
+    """Set (`set`: name → value) and remove (`delete`: names) dynamic configs of one `topic` or
+    `broker` (by id; "" for the cluster-wide default), incrementally."""
+    entries = [
+        ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET)
+        for name, value in req.get("set", {}).items()
+    ]
+    entries += [
+        ConfigEntry(name, None, incremental_operation=AlterConfigOpType.DELETE)
+        for name in req.get("delete", [])
+    ]
+    kind = {"topic": ResourceType.TOPIC, "broker": ResourceType.BROKER}[req["resource"]]
+    resource = ConfigResource(kind, str(req["name"]), incremental_configs=entries)
+    admin = AdminClient(_base(req))
+    try:
+        futures = admin.incremental_alter_configs([resource], request_timeout=30)
+        for future in futures.values():
+            future.result(timeout=60)
+    except KafkaException as err:
+        return {"ok": False, "error": str(err)}
+    return {"ok": True}
+
+
 def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
     """Speak plaintext Kafka to a TLS port: the connection must be refused or closed."""
     # ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "probe".
@@ -213,7 +243,16 @@ def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
 
 OPERATIONS = {
     f.__name__: f
-    for f in (create_topic, describe, produce, consume, leader_of, elect_preferred, plaintext_probe)
+    for f in (
+        create_topic,
+        describe,
+        produce,
+        consume,
+        leader_of,
+        elect_preferred,
+        alter_configs,
+        plaintext_probe,
+    )
 }
 
 
