@@ -15,6 +15,7 @@ from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
 from infra.model import (
     access,
     acls,
+    dynamic_config,
     labels,
     networks,
     pod_security,
@@ -81,7 +82,9 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     # A changed file takes effect through a restart now, in the ordered roll, not at whichever
     # restart happens next: the pod template carries the hash of what the ConfigMap holds.
     template = manifest["spec"]["template"]["metadata"]
-    template.setdefault("annotations", {})[labels.CONFIG_HASH] = labels.content_hash(config["data"])
+    # Settings Kafka applies while it runs are left out: the settings Job applies them instead.
+    restart = templating.restart_files(model, node)
+    template.setdefault("annotations", {})[labels.CONFIG_HASH] = labels.content_hash(restart)
     return [
         # The rendered configuration, mounted read-only at the paths the properties name.
         Declared("ConfigMap", f"{node.workload}-config", config),
@@ -221,6 +224,9 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     acl_job = acls.acl_job(model)
     if acl_job is not None and c.skip_await:
         acl_job["metadata"]["annotations"] = dict(SKIP_AWAIT)
+    settings_job = dynamic_config.settings_job(model)
+    if c.skip_await:
+        settings_job["metadata"]["annotations"] = dict(SKIP_AWAIT)
     return [
         Concern(
             "namespace",
@@ -335,5 +341,13 @@ def desired_state(model: ClusterModel) -> list[Concern]:
                 "authorizer": model.metadata.authorizer if c.authorization else "",
                 "super_users": super_users(model) if c.authorization else [],
             },
+        ),
+        Concern(
+            "settings",
+            "kafkastack:brokers:DynamicSettings",
+            # Cluster-wide settings the running brokers take without a restart.
+            (Declared("Job", "dynamic-settings", settings_job),),
+            after=("security", "brokers", "services"),
+            outputs={"settings": dynamic_config.dynamic_settings(model)},
         ),
     ]

@@ -79,6 +79,10 @@ class Names:
         return f"{self.cluster}-acls"
 
     @property
+    def settings_job(self) -> str:
+        return f"{self.cluster}-dynamic-settings"
+
+    @property
     def admin_tls_secret(self) -> str:
         """The admin's client certificate (mTLS client auth), used by the ACL Job."""
         return f"{self.cluster}-admin-tls"

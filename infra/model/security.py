@@ -115,8 +115,9 @@ def issuer_objects(model: ClusterModel) -> list[dict[str, Any]]:
 
 
 def admin_certificate(model: ClusterModel) -> dict[str, Any] | None:
-    """With mTLS client auth the ACL Job needs a client certificate whose CN is the admin."""
-    if model.config.security.client_auth != "mtls" or not model.config.authorization:
+    """With mTLS client auth the admin Jobs (ACLs, dynamic settings) need a client certificate
+    whose CN is the admin."""
+    if model.config.security.client_auth != "mtls":
         return None
     return _cert_manager(
         "Certificate",

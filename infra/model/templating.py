@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from infra.model import labels, metrics, zookeeper_auth
+from infra.model import dynamic_config, labels, metrics, zookeeper_auth
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -50,12 +50,16 @@ def render(template: str, **values: object) -> str:
     return environment().get_template(template).render(**values)
 
 
-def broker_config(model: ClusterModel, node: Node) -> str:
+def broker_config(model: ClusterModel, node: Node, leave_out: frozenset[str] = frozenset()) -> str:
+    sections = [
+        (title, {k: v for k, v in values.items() if k not in leave_out})
+        for title, values in broker_properties(model, node).sections
+    ]
     return render(
         "kafka/server.properties.j2",
         title=f"Kafka broker {node.node_id} ({node.zone})",
         environment=model.config.environment,
-        sections=broker_properties(model, node).sections,
+        sections=sections,
     )
 
 
@@ -140,6 +144,15 @@ def node_files(model: ClusterModel, node: Node) -> dict[str, str]:
         files["server.properties"] = broker_config(model, node)
     else:
         files["controller.properties"] = controller_config(model, node)
+    return files
+
+
+def restart_files(model: ClusterModel, node: Node) -> dict[str, str]:
+    """What a node must restart to take in: its files, less the settings Kafka applies while
+    it runs (dynamic_config.py). The config hash on its pod template is taken over these."""
+    files = node_files(model, node)
+    if node.role == labels.BROKER:
+        files["server.properties"] = broker_config(model, node, dynamic_config.CLUSTER_WIDE)
     return files
 
 

@@ -221,6 +221,14 @@ def alter_configs(req: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True}
 
 
+def describe_configs(req: dict[str, Any]) -> dict[str, Any]:
+    """A broker's (`broker`: id) effective configs: name → [value, source]."""
+    admin = AdminClient(_base(req))
+    resource = ConfigResource(ResourceType.BROKER, str(req["broker"]))
+    entries = admin.describe_configs([resource], request_timeout=30)[resource].result(timeout=60)
+    return {"configs": {n: [e.value, str(e.source)] for n, e in entries.items()}}
+
+
 def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
     """Speak plaintext Kafka to a TLS port: the connection must be refused or closed."""
     # ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "probe".
@@ -251,6 +259,7 @@ OPERATIONS = {
         leader_of,
         elect_preferred,
         alter_configs,
+        describe_configs,
         plaintext_probe,
     )
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infra.model.paths import KAFKA_BIN
@@ -22,9 +23,14 @@ if TYPE_CHECKING:
     from infra.verify.processes import ProcessCluster
 
 
-def run_job(cluster: ProcessCluster, name: str, timeout: float = 300) -> str:
-    """Run the rendered Job `name` to completion; its output, or VerifyError when it fails."""
-    job = pods.rendered(cluster.render_dir, "Job", name)
+def run_job(
+    cluster: ProcessCluster, name: str, timeout: float = 300, render_dir: Path | None = None
+) -> str:
+    """Run the rendered Job `name` to completion; its output, or VerifyError when it fails.
+
+    `render_dir`: another render of the stack (a changed config) than the one the cluster runs.
+    """
+    job = pods.rendered(render_dir or cluster.render_dir, "Job", name)
     pod = job["spec"]["template"]["spec"]
     workdir = cluster.workdir / f"job-{name}"
     workdir.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.desired import Concern, Declared, desired_state
-from tests.infra.conftest import config_of
+from tests.infra.conftest import config_of, sizing_cluster
 
 
 def concerns(environment: str = "staging", **overrides: Any) -> dict[str, Concern]:
@@ -54,3 +54,41 @@ def test_nodes_that_cannot_start_alone_are_not_chained() -> None:
     assert [o.after for o in brokers[1:]] == [(prev.logical,) for prev in brokers[:-1]]
     combined = concerns("dev", quorum={"combined": True})
     assert all(o.after == () for o in statefulsets(combined["brokers"]))
+
+
+def sized(**broker: Any) -> dict[str, Any]:
+    cluster = sizing_cluster()
+    cluster["broker"] = {**cluster["broker"], **broker}
+    return {"schema_version": "1.0", "source": "test", "cluster": cluster}
+
+
+def settings_command(by_key: dict[str, Concern]) -> str:
+    (job,) = by_key["settings"].objects
+    command: str = job.manifest["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    return command
+
+
+def test_settings_kafka_applies_while_running_change_no_pod_template() -> None:
+    """More request threads (a new sizing) reach the running brokers through the settings Job:
+    server.properties says so, yet no pod template changes, so nothing restarts."""
+    before = concerns(sizing=sized())
+    after = concerns(sizing=sized(num_io_threads=12, num_network_threads=6))
+    assert config_hashes(after) == config_hashes(before)
+    (broker_config, *_) = [o for o in after["brokers"].objects if o.kind == "ConfigMap"]
+    assert "num.io.threads=12" in broker_config.manifest["data"]["server.properties"]
+    assert "num.io.threads=8" in settings_command(before)
+    assert (
+        "--entity-type brokers --entity-default --alter --add-config "
+        "min.insync.replicas=2,num.io.threads=12,num.network.threads=6,num.recovery.threads."
+        "per.data.dir=2,num.replica.fetchers=3,unclean.leader.election.enable=false"
+    ) in settings_command(after)
+    # The Job runs once the brokers and their bootstrap Service are there.
+    assert set(after["settings"].after) >= {"brokers", "services"}
+
+
+def test_a_static_setting_next_to_a_dynamic_one_still_rolls() -> None:
+    before = config_hashes(concerns(sizing=sized()))
+    # num.io.threads and min.insync.replicas are dynamic; transaction.state.log.min.isr (which
+    # follows min_insync_replicas) is not.
+    after = config_hashes(concerns(sizing=sized(num_io_threads=12), min_insync_replicas=1))
+    assert all(before[name] != after[name] for name in before if "broker" in name)

@@ -1,0 +1,85 @@
+"""Settings Kafka applies while it runs reach running brokers through the rendered Job, with no
+restart, while the rendered pod templates stay the same (so `pulumi up` rolls nothing)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra import render
+from infra.model import labels
+from infra.model.cluster import ClusterModel
+from infra.verify.jobs import run_job
+from infra.verify.processes import Node, ProcessCluster
+from tests.infra.conftest import config_of, sizing_cluster
+from tests.kafka.conftest import stack_values, start_cluster
+
+pytestmark = pytest.mark.kafka
+
+BROKERS = 3
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
+    cluster = start_cluster(tmp_path_factory.mktemp("settings"), brokers=BROKERS)
+    yield cluster
+    cluster.close()
+
+
+def resized_render(tmp: Path, **broker: Any) -> tuple[Path, ClusterModel]:
+    """The same stack with the brokers' sizing changed, rendered apart."""
+    cluster = sizing_cluster(brokers=BROKERS)
+    cluster["broker"] = {**cluster["broker"], **broker}
+    sizing = {"schema_version": "1.0", "source": "tests", "cluster": cluster}
+    config = config_of("local", **stack_values(BROKERS, sizing=sizing))
+    render.write(config, tmp / "render")
+    return tmp / "render", ClusterModel.from_config(config)
+
+
+def pod_template_hash(render_dir: Path, node: Node) -> str:
+    path = render_dir / "kubernetes" / "StatefulSet" / f"{node.name}.yaml"
+    template = yaml.safe_load(path.read_text())["spec"]["template"]
+    return str(template["metadata"]["annotations"][labels.CONFIG_HASH])
+
+
+def server_properties(render_dir: Path, node: Node) -> str:
+    return (render_dir / node.entry["config_dir"] / "server.properties").read_text()
+
+
+def test_more_threads_reach_the_running_brokers_without_a_restart(
+    running: ProcessCluster, tmp_path: Path
+) -> None:
+    cluster = running
+    first = {b.name: b.process.pid for b in cluster.brokers if b.process is not None}
+    assert len(first) == BROKERS
+    sized = {"num_io_threads": 5, "num_network_threads": 3}
+    render_dir, model = resized_render(tmp_path, **sized)
+    for broker in cluster.brokers:
+        assert "num.io.threads=5" in server_properties(render_dir, broker)
+        assert "num.io.threads=5" not in server_properties(cluster.render_dir, broker)
+        # What `pulumi up` would compare: the pod templates are the same, nothing restarts.
+        assert pod_template_hash(render_dir, broker) == pod_template_hash(
+            cluster.render_dir, broker
+        )
+
+    run_job(cluster, model.names.settings_job, render_dir=render_dir)
+
+    for broker in cluster.brokers:
+        configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
+        for key, value in (("num.io.threads", "5"), ("num.network.threads", "3")):
+            assert configs[key] == [value, "ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG"], key
+        # The running process took it in: it resized its request handler pool.
+        deadline = time.monotonic() + 30
+        resized = "Resizing request handler thread pool size from 8 to 5"
+        while resized not in broker.log.read_text(errors="replace"):
+            assert time.monotonic() < deadline, f"{broker.name} never resized its handlers"
+            time.sleep(0.5)
+        assert broker.process is not None and broker.process.poll() is None
+        assert broker.process.pid == first[broker.name]
+    produced = cluster.client("produce", topic="after-settings", count=100, keys=5)
+    assert len(produced["acked"]) == 100, produced["errors"][:5]
