@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from infra.active_controller import read_active_controller
 from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
@@ -18,7 +19,8 @@ def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
 
 
 def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:
-    model = ClusterModel.from_config(config)
+    # The active controller, if the running cluster says which, rolls last.
+    model = ClusterModel.from_config(config, active_controller=read_active_controller(config))
     cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)

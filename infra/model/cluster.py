@@ -40,16 +40,19 @@ class ClusterModel:
     config: StackConfig
     names: Names
     ports: Ports = field(default_factory=Ports)
+    # The KRaft controller leading the quorum when the program could ask the running cluster
+    # (infra/active_controller.py): a roll restarts it last. None: node order.
+    active_controller: int | None = None
 
     @classmethod
-    def from_config(cls, config: StackConfig) -> ClusterModel:
+    def from_config(cls, config: StackConfig, active_controller: int | None = None) -> ClusterModel:
         names = Names(
             config.cluster_name,
             config.namespace,
             config.network.cluster_domain,
             config.external.domain,
         )
-        return cls(config=config, names=names)
+        return cls(config=config, names=names, active_controller=active_controller)
 
     @property
     def zones(self) -> list[str]:

@@ -110,6 +110,12 @@ def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
     return chained
 
 
+def _roll_order(model: ClusterModel, nodes: list[Node]) -> list[Node]:
+    """Node order, with the active controller last: restarting it hands the quorum's leadership
+    to another voter, and done last that happens once, not again when that voter restarts."""
+    return sorted(nodes, key=lambda n: n.node_id == model.active_controller)  # stable
+
+
 def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     """ZooKeeper's and the brokers' SASL/DIGEST logins, built from secret config."""
     if model.config.quorum.kind != "zookeeper":
@@ -203,7 +209,11 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     # ZooKeeper servers answer `srvr` (their readiness) only inside a quorum; combined brokers
     # open CLIENT only once a majority of them runs: neither can be created one by one.
     quorum = _one_at_a_time(
-        [o for n in model.quorum for o in _node_objects(model, n, classes["quorum"])],
+        [
+            o
+            for n in _roll_order(model, model.quorum)
+            for o in _node_objects(model, n, classes["quorum"])
+        ],
         chain=c.quorum.kind == "kraft",
     )
     brokers = _one_at_a_time(

@@ -9,6 +9,7 @@ an init container of the Kafka image fetches the pinned jar and checks its check
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from infra.image_config import JMX_AGENT_SHA256, JMX_AGENT_VERSION
@@ -22,6 +23,18 @@ VOLUME = "jmx-agent"
 # their own in templating.JMX_RULES: renaming one breaks the probe, so both use these.
 BROKER_STATE = "kafka_server_kafkaserver_brokerstate"
 REPLICA_MAX_LAG = "kafka_server_replicafetchermanager_maxlag"
+# 1 on the controller leading the KRaft quorum, 0 on the others (infra/active_controller.py).
+ACTIVE_CONTROLLER = "kafka_controller_kafkacontroller_activecontrollercount"
+
+
+def scrape_command(port: int, names: tuple[str, ...]) -> str:
+    """A shell command printing the named series the pod's own agent serves on localhost.
+
+    busybox `wget` is in apache/kafka's Alpine base and in the local image: no JVM is started.
+    No `wget -T`: Debian's busybox 1.35 (the local image's) crashes on it; callers bound the
+    time (a probe's timeoutSeconds, a subprocess timeout)."""
+    query = "&".join(f"name[]={n}" for n in names)
+    return f"busybox wget -q -O - {shlex.quote(f'http://127.0.0.1:{port}/metrics?{query}')}"
 
 
 def agent_url(repository: str) -> str:

@@ -78,16 +78,12 @@ def caught_up_command(metrics_port: int) -> list[str]:
     The JMX agent in the broker's own JVM serves both figures on localhost: busybox `wget` (in
     apache/kafka's Alpine base and the local image) and `awk` read them without a JVM per probe.
     A missing figure (agent not up, broker starting) reads as not ready."""
-    names = "&".join(f"name[]={n}" for n in (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG))
-    url = f"http://127.0.0.1:{metrics_port}/metrics?{names}"
+    wget = metrics.scrape_command(metrics_port, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG))
     check = (
         f'$1 == "{metrics.BROKER_STATE}" {{ state = $2 }} '
         f'$1 == "{metrics.REPLICA_MAX_LAG}" {{ lag = $2 }} '
         f'END {{ exit !(state == {BROKER_RUNNING} && lag != "" && lag + 0 == 0) }}'
     )
-    # No `wget -T`: Debian's busybox 1.35 (the local image's) crashes on it; the probe's own
-    # timeoutSeconds bounds the scrape.
-    wget = f"busybox wget -q -O - {shlex.quote(url)}"
     return ["sh", "-c", f"{wget} | busybox awk {shlex.quote(check)}"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from infra.model import labels
@@ -92,3 +93,16 @@ def test_a_static_setting_next_to_a_dynamic_one_still_rolls() -> None:
     # follows min_insync_replicas) is not.
     after = config_hashes(concerns(sizing=sized(num_io_threads=12), min_insync_replicas=1))
     assert all(before[name] != after[name] for name in before if "broker" in name)
+
+
+def test_the_active_controller_rolls_last_when_the_cluster_says_which() -> None:
+    config = config_of()
+    model = ClusterModel.from_config(config)
+    active = model.quorum[0]
+    ordered = {c.key: c for c in desired_state(replace(model, active_controller=active.node_id))}
+    chain = statefulsets(ordered["quorum"])
+    assert [o.logical for o in chain] == [n.workload for n in [*model.quorum[1:], active]]
+    assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
+    # Unknown (no cluster to ask): node order.
+    unknown = statefulsets(concerns()["quorum"])
+    assert [o.logical for o in unknown] == [n.workload for n in model.quorum]

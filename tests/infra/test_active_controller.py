@@ -1,0 +1,91 @@
+"""The program asks the controller pods which one is active, through `kubectl exec`.
+
+Here a stand-in `kubectl` on PATH answers as each pod's agent would (the real exec needs
+controller pods, which no tier here runs apart from brokers); it records the command it was
+given, which is checked to be the pod's own metrics on localhost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.active_controller import read_active_controller
+from infra.model import metrics
+from infra.model.cluster import ClusterModel
+from tests.infra.conftest import config_of
+
+FAKE_KUBECTL = """#!/usr/bin/env python3
+import json, os, sys
+answers = json.loads(os.environ["FAKE_ANSWERS"])
+pod = sys.argv[sys.argv.index("-n") + 2]
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+answer = answers.get(pod)
+if answer is None:
+    sys.exit(1)
+print("# TYPE " + answer[0] + " gauge")
+print(answer[0] + " " + answer[1])
+"""
+
+
+def fake_kubectl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]
+) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(FAKE_KUBECTL)
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_ANSWERS", json.dumps(answers))
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    return log
+
+
+def pods(config: Any) -> list[tuple[int, str]]:
+    model = ClusterModel.from_config(config)
+    return [(n.node_id, model.names.pod(n.workload)) for n in model.quorum]
+
+
+def test_reads_the_one_controller_whose_agent_says_active(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = config_of()
+    controllers = pods(config)
+    active_id, active_pod = controllers[1]
+    answers = {
+        pod: [metrics.ACTIVE_CONTROLLER, "1.0" if pod == active_pod else "0.0"]
+        for _, pod in controllers
+    }
+    log = fake_kubectl(tmp_path, monkeypatch, answers)
+    assert read_active_controller(config) == active_id
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    first = calls[0]
+    assert first[:6] == ["exec", "-n", config.namespace, controllers[0][1], "-c", "kafka"]
+    assert "http://127.0.0.1:9404/metrics?name[]=" + metrics.ACTIVE_CONTROLLER in first[-1]
+
+
+def test_falls_back_to_node_order_when_a_controller_does_not_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = config_of()
+    controllers = pods(config)
+    answers = {controllers[0][1]: [metrics.ACTIVE_CONTROLLER, "0.0"]}  # the others fail
+    fake_kubectl(tmp_path, monkeypatch, answers)
+    assert read_active_controller(config) is None
+
+
+def test_not_asked_where_no_controller_pod_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = fake_kubectl(tmp_path, monkeypatch, {})
+    assert read_active_controller(config_of("dev", quorum={"combined": True})) is None
+    assert read_active_controller(config_of(skip_await=True)) is None
+    assert not log.exists()
