@@ -19,8 +19,11 @@ def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
 
 
 def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:
-    # The active controller, if the running cluster says which, rolls last.
-    model = ClusterModel.from_config(config, active_controller=read_active_controller(config))
+    # The active controller, if the running cluster says which, rolls last. A render to files
+    # (`kubernetes:renderYamlToDirectory`: previews, `kafkastack render`) has no cluster to ask.
+    rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory")
+    active = None if rendering else read_active_controller(config)
+    model = ClusterModel.from_config(config, active_controller=active)
     cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)
