@@ -1,0 +1,3 @@
+#!/bin/sh
+# kafka-configs.sh (--describe | --alter …), as upstream.
+exec "$(dirname "$0")/kafka-run-class.sh" kafka.admin.ConfigCommand "$@"
