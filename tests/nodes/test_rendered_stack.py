@@ -12,6 +12,8 @@ from infra.localcluster.provision import local_engine, provision
 from infra.localcluster.real_stack import write_real_node_stack
 from infra.model import labels
 
+SETTINGS = "dynamic-settings"  # the component label of the dynamic settings Job's pod
+
 
 def _ready(pod: dict[str, object]) -> bool:
     status = pod.get("status", {})
@@ -31,7 +33,11 @@ def test_local_stack_is_ready_on_real_nodes(
     done = provision(kube, stack_file, config, engine=local_engine(kube, tmp_path / "state"))
     elapsed = time.monotonic() - started
     # skip_await is off: `pulumi up` returned once the workloads were Ready; every pod says so.
-    pods = kube.objects("pods", config.namespace)
+    everything = kube.objects("pods", config.namespace)
+    # The dynamic settings Job ran to completion (`pulumi up` awaited it); the rest serve.
+    settings = [p for p in everything if p["metadata"]["labels"].get(labels.COMPONENT) == SETTINGS]
+    assert settings and all(p["status"]["phase"] == "Succeeded" for p in settings), settings
+    pods = [p for p in everything if p not in settings]
     roles = sorted(p["metadata"]["labels"].get(labels.COMPONENT, "") for p in pods)
     # The brokers are the KRaft controllers (combined: three nodes, and the two roles never
     # share one); HAProxy in front.
