@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from infra.model import metrics
+from infra.verify.errors import VerifyError
 from infra.verify.processes import Node, ProcessCluster
 from tests.kafka.checks import create, wait_full_isr
 from tests.kafka.test_metrics import samples
@@ -53,7 +54,7 @@ def poll(condition: Callable[[], bool], what: str, timeout: float = 90) -> None:
 def broker_state(cluster: ProcessCluster, node: Node) -> float:
     try:
         served = samples(cluster.metrics(node.entry["client_host"]))
-    except Exception:  # not serving yet: the JVM or its agent is starting
+    except VerifyError:  # not serving yet: the JVM or its agent is starting
         return -1
     return served.get(metrics.BROKER_STATE, -1)
 
