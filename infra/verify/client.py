@@ -27,6 +27,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
+    ConfigSource,
     NewTopic,
     ResourceType,
 )
@@ -226,7 +227,7 @@ def describe_configs(req: dict[str, Any]) -> dict[str, Any]:
     admin = AdminClient(_base(req))
     resource = ConfigResource(ResourceType.BROKER, str(req["broker"]))
     entries = admin.describe_configs([resource], request_timeout=30)[resource].result(timeout=60)
-    return {"configs": {n: [e.value, str(e.source)] for n, e in entries.items()}}
+    return {"configs": {n: [e.value, ConfigSource(e.source).name] for n, e in entries.items()}}
 
 
 def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:

@@ -72,7 +72,7 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
     for broker in cluster.brokers:
         configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
         for key, value in (("num.io.threads", "5"), ("num.network.threads", "3")):
-            assert configs[key] == [value, "ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG"], key
+            assert configs[key] == [value, "DYNAMIC_DEFAULT_BROKER_CONFIG"], key
         # The running process took it in: it resized its request handler pool.
         deadline = time.monotonic() + 30
         resized = "Resizing request handler thread pool size from 8 to 5"
