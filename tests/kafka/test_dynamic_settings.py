@@ -17,6 +17,7 @@ from infra.model.cluster import ClusterModel
 from infra.verify.jobs import run_job
 from infra.verify.processes import Node, ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
+from tests.kafka.checks import create
 from tests.kafka.conftest import stack_values, start_cluster
 
 pytestmark = pytest.mark.kafka
@@ -81,5 +82,6 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
             time.sleep(0.5)
         assert broker.process is not None and broker.process.poll() is None
         assert broker.process.pid == first[broker.name]
+    create(cluster, "after-settings", partitions=3)  # topics are never created by a write
     produced = cluster.client("produce", topic="after-settings", count=100, keys=5)
     assert len(produced["acked"]) == 100, produced["errors"][:5]
