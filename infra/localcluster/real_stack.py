@@ -43,6 +43,9 @@ def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
         "broker_heap_gib": HEAP_GIB,
     }
     result.setdefault("external", {})["replicas"] = 1
+    # The CLIENT listener as production renders it (SCRAM over TLS; local/dev default to
+    # plaintext SCRAM): the proofs' in-cluster clients log in through it.
+    result.setdefault("security", {})["client_tls"] = True
     # The HAProxy image built here (uid and gid 99 like the public one): nothing can be pulled.
     # The committed stack already names the Kafka image built here.
     result.setdefault("images", {})["haproxy"] = {

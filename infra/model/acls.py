@@ -42,8 +42,10 @@ def grant_arguments(grant: AclConfig) -> list[str]:
     return args
 
 
-def _client_properties(model: ClusterModel) -> list[str]:
-    """The admin's connection settings; the password is read from the environment at run time."""
+def client_properties(model: ClusterModel) -> list[str]:
+    """The admin's connection settings; the password is read from the environment at run time
+    (`$ADMIN_PASSWORD`, expanded by the shell writing the file). The ACL Job's, and any
+    in-cluster client's that acts as the admin (the local cluster's proofs)."""
     c = model.config
     truststore = [
         "ssl.truststore.type=PEM",
@@ -76,7 +78,7 @@ def acl_script(model: ClusterModel) -> str:
         )
     # An unquoted heredoc delimiter: the shell expands $ADMIN_PASSWORD, never the render.
     lines.append(f"cat > {properties} <<EOF")
-    lines += _client_properties(model)
+    lines += client_properties(model)
     lines.append("EOF")
     bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
     for grant in model.config.security.acls:
