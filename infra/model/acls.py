@@ -15,6 +15,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN
+from infra.model.pod_security import pod_security_context
 from infra.model.security import scram_secret_name
 from infra.security_config import AclConfig
 
@@ -22,6 +23,9 @@ from infra.security_config import AclConfig
 WORK_DIR = "/etc/kafka/acl-job"  # the admin's client config (memory emptyDir)
 CA_DIR = "/etc/kafka/ca"
 ADMIN_TLS_DIR = "/etc/kafka/admin-tls"
+# The tool by its class through the runner every Kafka image has: the public image also has
+# `kafka-acls.sh`, an image built with only the runner (the local one) does not.
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
 RESOURCE_FLAGS = {
     "topic": "--topic",
     "group": "--group",
@@ -83,7 +87,8 @@ def acl_script(model: ClusterModel) -> str:
     bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
     for grant in model.config.security.acls:
         command = [
-            f"{KAFKA_BIN}/kafka-acls.sh",
+            f"{KAFKA_BIN}/kafka-run-class.sh",
+            ACL_COMMAND,
             "--bootstrap-server",
             bootstrap,
             "--command-config",
@@ -134,7 +139,8 @@ def acl_job(model: ClusterModel) -> dict[str, Any] | None:
         )
     container: dict[str, Any] = {
         "name": "kafka-acls",
-        "image": f"apache/kafka:{c.kafka_version}",
+        # The brokers' image (`images.kafka`), not the public default: the one the cluster has.
+        "image": f"{c.images.kafka.repository}:{c.kafka_version}",
         "command": ["sh", "-c", acl_script(model)],
         "volumeMounts": mounts,
         "resources": {
@@ -162,11 +168,8 @@ def acl_job(model: ClusterModel) -> dict[str, Any] | None:
                 "metadata": {"labels": job_labels},
                 "spec": {
                     "restartPolicy": "OnFailure",
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 1000,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
+                    # The image's own non-root user, as the brokers run it.
+                    "securityContext": pod_security_context(model, c.images.kafka),
                     "containers": [container],
                     "volumes": volumes,
                 },
