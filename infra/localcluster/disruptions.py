@@ -7,6 +7,7 @@ topic back: an acknowledged record that does not come back is lost. Shared by th
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import json
 import time
@@ -132,16 +133,17 @@ class IsrWatcher:
             TOPIC_COMMAND, ["--command-config", client_pod.CLIENT_PROPERTIES, "--describe"]
         )
         loop = (
-            f'rm -f {out}.stop; while [ ! -e {out}.stop ]; do echo "@sample $(date +%s.%N)"; '
-            f"{describe} 2>&1; done"
+            f'rm -f {out}.stop; while [ ! -e {out}.stop ]; do echo "@sample $(date +%s)"; '
+            f"{describe} 2>&1; done; echo @done"
         )
-        self.client.exec_sh(f"nohup sh -c '{loop}' > {out}.out 2>&1 & echo $! > {out}.pid")
+        self.client.exec_sh(f"sh -c '{loop}' > {out}.out 2>&1 &")
 
     def stop(self) -> list[IsrSample]:
         out = f"{client_pod.RUN_DIR}/{self.run}"
         self.client.exec_sh(f"touch {out}.stop")
         deadline = time.monotonic() + 120
-        while self.client.exec_sh(f"kill -0 $(cat {out}.pid)", check=False).returncode == 0:
+        # Its end marker, not `kill -0`: exited processes stay zombies under the pod's `sleep`.
+        while self.client.exec_sh(f"grep -q @done {out}.out", check=False).returncode != 0:
             if time.monotonic() > deadline:
                 raise LocalClusterError("the ISR watcher did not stop")
             time.sleep(1)
@@ -152,7 +154,7 @@ class IsrWatcher:
 def parse_samples(output: str) -> list[IsrSample]:
     """The watcher's output: `@sample <epoch>` then one TopicCommand --describe each."""
     samples = []
-    for chunk in output.split("@sample ")[1:]:
+    for chunk in output.replace("@done", "").split("@sample ")[1:]:
         stamp, _, body = chunk.partition("\n")
         topics: dict[str, list[str]] = {}
         for line in body.splitlines():
@@ -222,7 +224,7 @@ def rolling_change(
 
 
 def _timestamp(text: str) -> float:
-    return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 def _started(pod: dict[str, Any]) -> float:

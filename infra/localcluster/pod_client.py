@@ -162,7 +162,9 @@ class PodClient:
     def tool_command(self, tool: str, args: list[str], external: bool = False) -> str:
         bootstrap = self.external_bootstrap if external else self.bootstrap
         argv = ["kafka-run-class.sh", tool, "--bootstrap-server", bootstrap, *args]
-        return f"KAFKA_HEAP_OPTS={TOOL_HEAP} {shlex.join(argv)}"
+        # `env`, not a shell assignment: the command also runs in the background (`&`), where
+        # `$!` must be the tool's own process id (env and the runner exec into java).
+        return f"env KAFKA_HEAP_OPTS={TOOL_HEAP} {shlex.join(argv)}"
 
     def create_topic(self, topic: str, partitions: int, min_isr: int | None = None) -> None:
         min_isr = min_isr or self.model.config.min_insync_replicas
@@ -218,7 +220,7 @@ class PodClient:
         args = self._producer_args(topic, -1, keys, throughput)
         out = f"{client_pod.RUN_DIR}/{run}"
         command = self.tool_command(PRODUCER, args)
-        self.exec_sh(f"nohup {command} > {out}.out 2> {out}.err & echo $! > {out}.pid")
+        self.exec_sh(f"{command} > {out}.out 2> {out}.err & echo $! > {out}.pid")
         deadline = time.monotonic() + 120
         while "producer_send_success" not in self.exec_sh(f"head -c 100000 {out}.out").stdout:
             if time.monotonic() > deadline:
@@ -227,11 +229,13 @@ class PodClient:
             time.sleep(1)
 
     def stop_producer(self, run: str, timeout: float = 300) -> tuple[list[Acked], list[str]]:
-        """SIGTERM the producer: it flushes what it sent, then reports shutdown_complete."""
+        """SIGTERM the producer: its shutdown hook flushes what it sent, then prints its
+        summary (`tool_data`), the last line. (Not `kill -0`: the pod's first process, `sleep`,
+        never reaps the exited tool, which stays a zombie.)"""
         out = f"{client_pod.RUN_DIR}/{run}"
         self.exec_sh(f"kill -TERM $(cat {out}.pid)")
         deadline = time.monotonic() + timeout
-        while self.exec_sh(f"kill -0 $(cat {out}.pid)", check=False).returncode == 0:
+        while self.exec_sh(f"grep -q tool_data {out}.out", check=False).returncode != 0:
             if time.monotonic() > deadline:
                 raise LocalClusterError(f"producer {run} still running {timeout}s after SIGTERM")
             time.sleep(1)
