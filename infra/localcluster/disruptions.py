@@ -43,7 +43,8 @@ class Load:
 
 
 def read_back(client: PodClient, topic: str, acked: list[Acked], errors: list[str]) -> Load:
-    consumed = client.consume(topic, expect=len(acked), timeout_s=120)
+    # All of it: records the producer sent but never saw acknowledged may be there too.
+    consumed = client.consume(topic)
     return Load(acked, errors, lost(acked, consumed), out_of_order(consumed))
 
 

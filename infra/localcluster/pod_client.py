@@ -242,12 +242,14 @@ class PodClient:
         return parse_acked(self.exec_sh(f"cat {out}.out").stdout)
 
     def consume(
-        self, topic: str, expect: int, external: bool = False, timeout_s: int = 60
+        self, topic: str, expect: int | None = None, external: bool = False, idle_s: int = 20
     ) -> list[Consumed]:
-        """Read `topic` from the beginning (read_committed) until `expect` records or idle."""
+        """Read `topic` from the beginning (read_committed) until `expect` records, or (without
+        `expect`, or short of it) until nothing came for `idle_s`: everything it holds."""
+        limit = ["--max-messages", str(expect)] if expect is not None else []
         args = [
-            "--topic", topic, "--from-beginning", "--max-messages", str(expect),
-            "--timeout-ms", str(timeout_s * 1000), "--consumer.config",
+            "--topic", topic, "--from-beginning", *limit,
+            "--timeout-ms", str(idle_s * 1000), "--consumer.config",
             client_pod.CLIENT_PROPERTIES, "--isolation-level", "read_committed",
             "--property", "print.partition=true", "--property", "print.offset=true",
             "--property", "print.key=true",
