@@ -22,7 +22,13 @@ WORK_DIR = acls.WORK_DIR  # the client configs (memory emptyDir), where the ACL 
 CLIENT_PROPERTIES = f"{WORK_DIR}/admin.properties"
 PRODUCER_PROPERTIES = f"{WORK_DIR}/producer.properties"
 # Idempotent, acks=all, and patient enough to ride out a failover rather than fail records.
-PRODUCER_SETTINGS = ("acks=all", "enable.idempotence=true", "delivery.timeout.ms=300000")
+# VerifiableProducer sets retries=0 unless its config says otherwise, which idempotence refuses.
+PRODUCER_SETTINGS = (
+    "acks=all",
+    "enable.idempotence=true",
+    "retries=2147483647",
+    "delivery.timeout.ms=300000",
+)
 # The tools' own logs and the background runs' output; the image's /tmp is the only writable
 # folder besides the volumes.
 RUN_DIR = "/tmp"

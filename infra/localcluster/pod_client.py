@@ -203,7 +203,7 @@ class PodClient:
     def _producer_args(self, topic: str, count: int, keys: int, throughput: int) -> list[str]:
         return [
             "--topic", topic, "--max-messages", str(count), "--throughput", str(throughput),
-            "--acks", "-1", "--producer.config", client_pod.PRODUCER_PROPERTIES,
+            "--acks", "-1", "--command-config", client_pod.PRODUCER_PROPERTIES,
             "--repeating-keys", str(keys), "--value-prefix", str(time.time_ns() % 1_000_000_000),
         ]  # fmt: skip
 
@@ -249,10 +249,11 @@ class PodClient:
         limit = ["--max-messages", str(expect)] if expect is not None else []
         args = [
             "--topic", topic, "--from-beginning", *limit,
-            "--timeout-ms", str(idle_s * 1000), "--consumer.config",
+            "--timeout-ms", str(idle_s * 1000), "--command-config",
             client_pod.CLIENT_PROPERTIES, "--isolation-level", "read_committed",
-            "--property", "print.partition=true", "--property", "print.offset=true",
-            "--property", "print.key=true",
+            "--formatter-property", "print.partition=true",
+            "--formatter-property", "print.offset=true",
+            "--formatter-property", "print.key=true",
         ]  # fmt: skip
         # The consumer exits non-zero when its idle timeout ends it; what it read is the answer.
         result = self.exec_sh(self.tool_command(CONSUMER, args, external), check=False)
