@@ -223,10 +223,16 @@ class PodClient:
         self.exec_sh(f"{command} > {out}.out 2> {out}.err & echo $! > {out}.pid")
         deadline = time.monotonic() + 120
         while "producer_send_success" not in self.exec_sh(f"head -c 100000 {out}.out").stdout:
-            if time.monotonic() > deadline:
+            if not self._running(f"{out}.pid") or time.monotonic() > deadline:
                 err = self.exec_sh(f"tail -c 2000 {out}.err", check=False).stdout
-                raise LocalClusterError(f"producer {run}: nothing acknowledged in 120 s: {err}")
+                raise LocalClusterError(f"producer {run}: nothing acknowledged: {err}")
             time.sleep(1)
+
+    def _running(self, pid_file: str) -> bool:
+        """Whether the process is alive: an exited one stays a zombie (state Z) under the
+        pod's first process, `sleep`, which never reaps it."""
+        check = f"grep -q '^State:[[:space:]]*[^Z]' /proc/$(cat {pid_file})/status"
+        return self.exec_sh(check, check=False).returncode == 0
 
     def stop_producer(self, run: str, timeout: float = 300) -> tuple[list[Acked], list[str]]:
         """SIGTERM the producer: its shutdown hook flushes what it sent, then prints its
