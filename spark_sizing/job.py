@@ -7,6 +7,7 @@ master and resources spark-submit gives it and only sets defaults that are unset
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,8 +17,10 @@ from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
 from spark_sizing.charts import MonthTotal
-from spark_sizing.contract import InputStats, SizingReport
-from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
+from spark_sizing.comparison import AUTO, choose_profile
+from spark_sizing.contract import InputStats, ProfileChoice, SizingReport
+from spark_sizing.costs import PriceTable, built_in_prices
+from spark_sizing.formulas import SizingParameters, SizingResult, TopicDemand, size_cluster
 from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
@@ -36,9 +39,10 @@ class SizingRun:
 def run_sizing(
     input_location: str,
     out: str,
-    profile: HardwareProfile,
+    profile: HardwareProfile | Sequence[HardwareProfile],
     params: SizingParameters,
     *,
+    prices: PriceTable | None = None,
     spark: SparkSession | None = None,
     show_progress: bool = True,
     s3_read: sources.S3Read = sources.DEFAULT_S3_READ,
@@ -46,7 +50,9 @@ def run_sizing(
 ) -> SizingRun:
     """Size a cluster from projections at `input_location`; write every output to `out`.
 
-    Columns the input contract does not know are refused unless `allow_unknown_columns`."""
+    `profile`: one profile, or several to compare (`--profile auto`): the cheapest that meets
+    every constraint is chosen. Columns the input contract does not know are refused unless
+    `allow_unknown_columns`."""
     if not s3.is_s3(input_location):
         # A wrong path, or a CSV header with a missing or misspelt column, is reported before
         # a JVM starts.
@@ -116,12 +122,14 @@ def run_sizing(
             ]
             pieces.unpersist()
         with stages.stage("sizing the cluster and writing reports"):
-            result = size_cluster(sorted(demand, key=lambda d: d.topic), profile, params)
+            topics = sorted(demand, key=lambda d: d.topic)
+            result, choice = _sized(topics, profile, params, prices)
             report = SizingReport(
                 generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 parameters={
                     "input": input_location,
-                    "profile": profile.name,
+                    "profile": result.cluster.profile if choice is None else AUTO,
+                    "prices": (prices or built_in_prices()).cited,
                     **params.model_dump(),
                 },
                 cluster=result.cluster,
@@ -135,10 +143,25 @@ def run_sizing(
                 warnings=result.warnings,
                 utilisation=result.utilisation,
                 zone_loss=result.zone_loss,
+                recovery=result.recovery,
+                cost=result.cost,
+                profile_choice=choice,
             )
             write_reports(report, months, local_out)
             publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
+
+
+def _sized(
+    topics: list[TopicDemand],
+    profile: HardwareProfile | Sequence[HardwareProfile],
+    params: SizingParameters,
+    prices: PriceTable | None,
+) -> tuple[SizingResult, ProfileChoice | None]:
+    if isinstance(profile, HardwareProfile):
+        return size_cluster(topics, profile, params, prices), None
+    chosen = choose_profile(topics, profile, params, prices)
+    return chosen.result, chosen.choice
 
 
 def _topic_demand(row: object) -> TopicDemand:

@@ -22,6 +22,8 @@ def sized(params: SizingParameters) -> SizingReport:
         warnings=result.warnings,
         utilisation=result.utilisation,
         zone_loss=result.zone_loss,
+        recovery=result.recovery,
+        cost=result.cost,
     )
 
 
@@ -64,3 +66,19 @@ def test_capacity_line_uses_the_configured_targets() -> None:
 def test_html_report_is_self_contained() -> None:
     html = html_report(sized(worked_params()), [])
     assert html.count("data:image/png;base64,") == 4 and "<script" not in html
+
+
+def test_report_shows_cpu_recovery_and_cost() -> None:
+    md = markdown(sized(worked_params()))
+    # tests/spark_sizing/test_zone_loss.py computes these by hand.
+    assert "| cpu | 48.0 vCPU | 7.4 vCPU × 60% (80% with a zone down) | 11 |" in md
+    assert (
+        "| recovery: one broker's data in ≤ 12 h | 2,655.4 GiB a broker | 80.0 MB/s spare "
+        "(disk writes) → 9.9 h | 14 |"
+    ) in md
+    assert "| cpu | 7.4 vCPU | 3.2 vCPU (43%) | 3.6 vCPU (49%) |" in md
+    # No instance price for the "worked" profile: the part says so and the total leaves it out.
+    assert "| broker instances | — | no price for worked;" in md
+    assert "(parts without a price left out)" in md
+    assert "| cross-zone replication | 31,536.00 |" in md
+    assert "| disk fill at the horizon | 2,655.4 of 5,310.8 GiB a broker (50%) |" in md
