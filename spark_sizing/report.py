@@ -57,7 +57,7 @@ def _constraint_rows(report: SizingReport) -> list[str]:
             f"{' **← binding**' if name == c.binding_constraint else ''} |"
             for name, count in sorted(c.constraints.items(), key=lambda kv: -kv[1])
         ]
-    rows = []
+    rows: list[tuple[int, str]] = []
     marked = False
     for u in sorted(report.utilisation, key=lambda u: -u.brokers_needed):
         constraint = RESOURCE_CONSTRAINT.get(u.resource, u.resource)
@@ -66,14 +66,21 @@ def _constraint_rows(report: SizingReport) -> list[str]:
         marked = marked or binding
         label = u.resource if constraint == u.resource else f"{constraint}: {u.resource}"
         rows.append(
-            f"| {label} | {_amount(u.per_broker * c.brokers, u.unit)} | "
-            f"{_limit(u, c.zones)} | {u.brokers_needed}{' **← binding**' if binding else ''} |"
+            (
+                u.brokers_needed,
+                f"| {label} | {_amount(u.per_broker * c.brokers, u.unit)} | "
+                f"{_limit(u, c.zones)} | {u.brokers_needed}"
+                f"{' **← binding**' if binding else ''} |",
+            )
         )
-    rows += recovery_row(report)
+    if report.recovery is not None:
+        rows.append((report.recovery.brokers_needed, recovery_row(report)))
+    # Most brokers first; a stable sort keeps the resources' order among equals.
+    lines = [text for _, text in sorted(rows, key=lambda row: -row[0])]
     minimum = c.constraints.get("minimum", 3)
     mark = " **← binding**" if c.binding_constraint == "minimum" else ""
-    rows.append(f"| minimum (3 and the highest RF) | | | {minimum}{mark} |")
-    return rows
+    lines.append(f"| minimum (3 and the highest RF) | | | {minimum}{mark} |")
+    return lines
 
 
 def _percent(value: float | None, load: float | None, unit: str) -> str:

@@ -8,18 +8,18 @@ from __future__ import annotations
 from spark_sizing.contract import SizingReport
 
 
-def recovery_row(report: SizingReport) -> list[str]:
-    """The recovery-time constraint as a row of the constraint table."""
+def recovery_row(report: SizingReport) -> str:
+    """The recovery-time constraint as a row of the constraint table (schema 1.2 and up)."""
     r = report.recovery
     if r is None:
-        return []
+        return ""
     binding = " **← binding**" if report.cluster.binding_constraint == "recovery" else ""
     took = "no room" if r.hours is None else f"{r.hours:g} h"
-    return [
+    return (
         f"| recovery: one broker's data in ≤ {r.target_hours:g} h | "
         f"{r.data_per_broker_gib:,.1f} GiB a broker | {r.rate_mb_s:,.1f} MB/s spare "
         f"({r.limited_by}) → {took} | {r.brokers_needed}{binding} |"
-    ]
+    )
 
 
 def cost_lines(report: SizingReport) -> list[str]:
