@@ -24,6 +24,7 @@ from spark_sizing.formulas import SizingParameters, SizingResult, TopicDemand, s
 from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
+from spark_sizing.rejected_lines import InputFile, add_sources
 from spark_sizing.session import observed_counts, observed_plan_kept_whole, spark_session
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
@@ -65,7 +66,8 @@ def run_sizing(
         local_out = Path(tmp) / "out" if s3.is_s3(out) else Path(out)
         local_out.mkdir(parents=True, exist_ok=True)
         with stages.stage(f"reading {input_location}"):
-            files = sources.resolve(input_location, Path(tmp) / "input", spark, s3_read)
+            staging = Path(tmp) / "input"
+            files = sources.resolve(input_location, staging, spark, s3_read)
             raw = sources.read(spark, files, allow_unknown_columns)
         with stages.stage("validating rows, marking duplicate periods, aggregating per month"):
             validated = validation.validate(raw.frame, raw.csv_fields)
@@ -106,6 +108,7 @@ def run_sizing(
                 Path(tmp),
                 local_out / REJECTED_FILE,
             )
+            add_sources(local_out / REJECTED_FILE, _line_sources(input_location, files, staging))
         if accepted == 0:
             publish(local_out, out)
             raise sources.InputError(
@@ -150,6 +153,20 @@ def run_sizing(
             write_reports(report, months, local_out)
             publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
+
+
+def _line_sources(location: str, files: sources.InputFiles, staging: Path) -> list[InputFile]:
+    """The CSV inputs on the driver's disk, named as the user gave them (S3 URLs for downloads);
+    none for other formats or s3a (spark_sizing/rejected_lines.py)."""
+    if files.format != "csv" or files.reader == "s3a":
+        return []
+    if files.reader == "download":
+        bucket = location.removeprefix("s3://").split("/", 1)[0]
+        return [
+            InputFile(Path(p), f"s3://{bucket}/{Path(p).relative_to(staging).as_posix()}")
+            for p in files.paths
+        ]
+    return [InputFile(Path(p), p) for p in files.paths]
 
 
 def _sized(
