@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from spark_sizing.constraints import storage_resource, throughput
 from spark_sizing.costs import PriceError, load_prices
-from spark_sizing.formulas import size_cluster
+from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster, topic_storage_gib
 from spark_sizing.profiles import BUILT_IN_PROFILES, PUBLISHED_MB_S_PER_VCPU, load_profile
+from spark_sizing.recovery import recovery_at
+from spark_sizing.zone_loss import Resource
 from tests.spark_sizing.test_zone_loss import ORDERS, WORKED, worked_params
 
 
@@ -85,7 +91,9 @@ def test_monthly_cost_of_the_worked_example(worked_prices: Path) -> None:
     assert parts["cross-zone producers"] == round(200 * 2628 * 0.02, 2)
     assert parts["cross-zone consumers"] == round(600 * 2628 * 0.02, 2)
     assert cost.cross_zone_gb_month == 1400 * 2628
-    assert cost.complete and cost.total_monthly == pytest.approx(sum(parts.values()), abs=0.02)
+    assert cost.complete and cost.total_monthly == pytest.approx(
+        sum(v or 0.0 for v in parts.values()), abs=0.02
+    )
     assert cost.total_monthly == pytest.approx(91_038.6, abs=0.02)
 
 
@@ -114,3 +122,58 @@ def test_a_bad_price_file_names_the_field(tmp_path: Path) -> None:
         load_prices(path)
     with pytest.raises(PriceError, match="no such file"):
         load_prices(tmp_path / "missing.yaml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    peak=st.floats(1, 3000),
+    retention_hours=st.floats(1, 24 * 30),
+    groups=st.integers(0, 6),
+    hours=st.floats(0.5, 24),
+    throttle=st.one_of(st.none(), st.floats(10, 500)),
+    profile=st.sampled_from(sorted(BUILT_IN_PROFILES)),
+)
+def test_the_chosen_count_keeps_every_target(
+    peak: float,
+    retention_hours: float,
+    groups: int,
+    hours: float,
+    throttle: float | None,
+    profile: str,
+) -> None:
+    topic = replace(
+        ORDERS,
+        peak_ingress_mb_s=peak,
+        avg_ingress_mb_s=peak / 2,
+        consumer_groups=groups,
+        retention_hours=retention_hours,
+    )
+    params = worked_params(recovery_hours=hours, recovery_mb_s=throttle)
+    result = size_cluster([topic], BUILT_IN_PROFILES[profile], params)
+    # Recovery within its target, CPU within its target, at the count the constraints chose.
+    assert result.recovery.hours is not None
+    assert result.recovery.hours <= hours + 0.01
+    cpu = next(u for u in result.utilisation if u.resource == "cpu")
+    assert cpu.utilisation <= params.cpu_target + 1e-3
+    # One fewer broker than the recovery constraint asks would miss the target.
+    fewer = result.cluster.constraints["recovery"] - 1
+    if fewer >= 1:
+        missed = recovery_at(fewer, *_recovery_inputs(topic, profile, params))
+        assert missed.hours is None or missed.hours > hours - 0.01
+
+
+def _recovery_inputs(
+    topic: TopicDemand, profile: str, params: SizingParameters
+) -> tuple[float, list[Resource], float, float, float | None]:
+    hardware = BUILT_IN_PROFILES[profile]
+    stored = storage_resource(topic_storage_gib(topic, params), hardware, params).normal
+    receivers = [
+        r for r in throughput([topic], hardware, params) if r.name in ("disk writes", "network in")
+    ]
+    return (
+        stored,
+        receivers,
+        params.recovery_hours,
+        params.zone_down_utilisation,
+        params.recovery_mb_s,
+    )
