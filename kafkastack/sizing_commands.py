@@ -46,7 +46,11 @@ def size(
     input: Annotated[str, typer.Option(help="file, directory, glob or s3://bucket/prefix")],
     out: Annotated[str, typer.Option(help="output directory or s3://bucket/prefix")],
     profile: Annotated[
-        str, typer.Option(help="built-in profile name or YAML file")
+        str,
+        typer.Option(
+            help="built-in profile name, YAML file, or auto: every built-in profile (and each "
+            "--candidate-profile) sized and the cheapest that meets every constraint chosen"
+        ),
     ] = DEFAULT_PROFILE,
     zones: Annotated[int, typer.Option(help="availability zones (racks)")] = 3,
     horizon_months: Annotated[int, typer.Option(help="months of growth to extrapolate")] = 12,
@@ -72,6 +76,37 @@ def size(
             help="round partitions up to a multiple of N, or of the broker count: brokers"
         ),
     ] = "1",
+    cpu_target: Annotated[
+        float, typer.Option(help="share of a broker's vCPUs used normally (MSK: 0.6)")
+    ] = 0.6,
+    recovery_hours: Annotated[
+        float, typer.Option(help="hours to re-replicate one lost broker's data")
+    ] = 4.0,
+    recovery_mb_s: Annotated[
+        float | None,
+        typer.Option(
+            help="replication throttle while recovering, MB/s per broker (default: "
+            "the disk and network headroom under --zone-down-utilisation)"
+        ),
+    ] = None,
+    follower_fetching_share: Annotated[
+        float,
+        typer.Option(
+            help="share of consumer bytes read from a replica in the consumer's zone "
+            "(KIP-392 follower fetching), 0..1: cross-zone cost"
+        ),
+    ] = 0.0,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="YAML price file laid over the built-in AWS prices (see "
+            "spark_sizing/data/prices.yaml)"
+        ),
+    ] = None,
+    candidate_profile: Annotated[
+        list[str] | None,
+        typer.Option(help="--profile auto: also compare this profile (YAML file); repeatable"),
+    ] = None,
     router_capacity_mb_s: Annotated[
         float, typer.Option(help="MB/s one HAProxy replica forwards (HAProxy: 10 Gbps per core)")
     ] = 1250.0,
@@ -100,9 +135,11 @@ def size(
 
     Writes sizing.json, report.md, report.html and rejected.csv to --out.
     """
+    from spark_sizing.comparison import AUTO, NoProfileFits, auto_candidates
+    from spark_sizing.costs import PriceError, load_prices
     from spark_sizing.formulas import SizingParameters
     from spark_sizing.job import run_sizing
-    from spark_sizing.profiles import ProfileError, load_profile
+    from spark_sizing.profiles import HardwareProfile, ProfileError, load_profile
     from spark_sizing.s3 import S3Error
     from spark_sizing.sources import MIB, InputError, S3Read
 
@@ -119,21 +156,32 @@ def size(
             partition_multiple=_partition_multiple(partition_multiple),
             router_capacity_mb_s=router_capacity_mb_s,
             router_external_share=router_external_share,
+            cpu_target=cpu_target,
+            recovery_hours=recovery_hours,
+            recovery_mb_s=recovery_mb_s,
+            follower_fetching_share=follower_fetching_share,
         )
-        hardware = load_profile(profile)
+        extra = [load_profile(p) for p in candidate_profile or []]
+        if extra and profile != AUTO:
+            raise fail("--candidate-profile: only used with --profile auto; drop it or use auto")
+        hardware: HardwareProfile | list[HardwareProfile] = (
+            auto_candidates(extra) if profile == AUTO else load_profile(profile)
+        )
+        price_table = load_prices(prices)
         s3_policy = S3Read(s3_read.value, int(s3a_threshold_mib * MIB))
         run = run_sizing(
             input,
             out,
             hardware,
             params,
+            prices=price_table,
             s3_read=s3_policy,
             allow_unknown_columns=allow_unknown_columns,
         )
     except ValidationError as err:
         field, problem = first_error(err)
         raise fail(f"--{field.split('.')[0].replace('_', '-')}: {problem}") from None
-    except (InputError, ProfileError, S3Error) as err:
+    except (InputError, ProfileError, S3Error, PriceError, NoProfileFits) as err:
         raise fail(str(err)) from None
     c = run.report.cluster
     inputs = run.report.inputs
@@ -142,6 +190,18 @@ def size(
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
+    if run.report.profile_choice is not None:
+        typer.echo(f"profile auto: {c.profile}, {run.report.profile_choice.reason}")
+    cost = run.report.cost
+    if cost is not None:
+        priced = "" if cost.complete else " (parts without a price left out)"
+        typer.echo(f"monthly cost: {cost.total_monthly:,.2f} {cost.currency}{priced}")
+    if run.report.recovery is not None and run.report.recovery.hours is not None:
+        r = run.report.recovery
+        typer.echo(
+            f"recovery: one broker's {r.data_per_broker_gib:,.0f} GiB in {r.hours:g} h at "
+            f"{r.rate_mb_s:,.0f} MB/s (target {r.target_hours:g} h)"
+        )
     if run.report.zone_loss is not None and not run.report.zone_loss.writes_survive:
         typer.secho(f"zone loss: {run.report.zone_loss.detail}", fg=typer.colors.YELLOW, err=True)
     for warning in run.report.warnings:

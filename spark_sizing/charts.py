@@ -51,7 +51,7 @@ def client_ingress_capacity(report: SizingReport) -> float | None:
     the smallest headroom factor over resources and both states. None without utilisation."""
     factors = []
     for u in report.utilisation:
-        if u.unit != "MB/s":
+        if u.unit not in ("MB/s", "vCPU"):  # the loads that grow with ingress
             continue
         if u.utilisation > 0:
             factors.append(u.target / u.utilisation)

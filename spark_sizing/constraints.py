@@ -1,6 +1,6 @@
 """Broker count per constraint, and each resource's use at the chosen count.
 
-Each broker resource (disk writes, network in and out, storage, partition replicas) is a
+Each broker resource (disk writes, network in and out, CPU, storage, partition replicas) is a
 `zone_loss.Resource`: its load normally and with one zone down, its capacity and limits. The
 constraints are what each alone needs; partitions per topic are settled here too, since rounding
 them to the broker count depends on that count.
@@ -73,15 +73,38 @@ def throughput(
     return throughput_resources(traffic, p.zones, limits)
 
 
+def cpu_resource(
+    traffic: Sequence[Resource], vcpus: float, mb_s_per_vcpu: float, p: SizingParameters
+) -> Resource:
+    """vCPUs the broker traffic keeps busy: everything a broker receives (client produce and
+    replication in) and sends (replication out and consumers), ÷ what one vCPU carries at 100 %
+    (the profile's `mb_s_per_vcpu`); a broker may use `cpu_target` of its vCPUs (MSK: 60 %).
+    With a zone down each survivor moves what its network in and out then carry."""
+    moved = [r for r in traffic if r.name in ("network in", "network out")]
+    normal = sum(r.normal for r in moved) / mb_s_per_vcpu
+    down: float | None = None
+    if all(r.zone_down is not None for r in moved):
+        down = sum(r.zone_down or 0.0 for r in moved) / mb_s_per_vcpu
+    return Resource("cpu", "vCPU", vcpus, p.cpu_target, p.zone_down_utilisation, normal, down)
+
+
 def broker_constraints(
-    traffic: Sequence[Resource], storage: Resource, partitions: Resource, max_rf: int, zones: int
+    traffic: Sequence[Resource],
+    cpu: Resource,
+    storage: Resource,
+    recovery: int,
+    partitions: Resource,
+    max_rf: int,
+    zones: int,
 ) -> dict[str, int]:
-    """Broker count each constraint alone would need."""
+    """Broker count each constraint alone would need (`recovery`: spark_sizing/recovery.py)."""
     need = {r.name: r.brokers_needed(zones) for r in traffic}
     return {
         "ingress": max(need["disk writes"], need["network in"]),
         "egress": need["network out"],
+        "cpu": cpu.brokers_needed(zones),
         "storage": storage.brokers_needed(zones),
+        "recovery": recovery,
         "partitions": partitions.brokers_needed(zones),
         "minimum": max(3, max_rf),
     }

@@ -11,12 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 # 1.1 added `utilisation` and `zone_loss` to sizing.json, and `cluster.node` (the broker node's
 # capacity and allocatable: broker requests fit it); a stack's sizing is the same shape.
-SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1"})
+# 1.2 added the `cpu` and `recovery` constraints (a binding constraint may be either), and
+# `recovery`, `cost` and `profile_choice` to sizing.json; a stack's sizing is the same shape.
+SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1", "1.2"})
 
-ConstraintName = Literal["ingress", "egress", "storage", "partitions", "minimum"]
+ConstraintName = Literal["ingress", "egress", "cpu", "storage", "recovery", "partitions", "minimum"]
 
 
 class _Frozen(BaseModel):
@@ -136,6 +138,59 @@ class ZoneLoss(_Frozen):
     detail: str
 
 
+class Recovery(_Frozen):
+    """Re-replicating one lost broker's data at the chosen count (spark_sizing/recovery.py)."""
+
+    data_per_broker_gib: float = Field(ge=0, description="data one broker holds, GiB")
+    rate_mb_s: float = Field(ge=0, description="rate its replacement can take it in, MB/s")
+    limited_by: str = Field(description="disk writes, network in or the throttle")
+    hours: float | None = Field(description="time to re-replicate it; none: no room at all")
+    target_hours: float = Field(gt=0, description="--recovery-hours")
+    brokers_needed: int = Field(ge=1, description="brokers the target alone needs")
+
+
+class CostPart(_Frozen):
+    """One line of the monthly bill."""
+
+    part: str = Field(description="instances, volumes, provisioned IOPS, ..., cross-zone ...")
+    monthly: float | None = Field(description="per month in `currency`; none: no price known")
+    detail: str = Field(description="the quantities and prices it was computed from")
+
+
+class CostEstimate(_Frozen):
+    """Monthly cost of the brokers at the horizon (spark_sizing/costs.py)."""
+
+    currency: str
+    region: str
+    prices_source: str = Field(description="where the prices come from, and their date")
+    total_monthly: float = Field(ge=0, description="sum of the priced parts")
+    complete: bool = Field(description="every part had a price")
+    cross_zone_gb_month: float = Field(ge=0, description="GB (10^9 B) crossing zones a month")
+    parts: list[CostPart]
+
+
+class ProfileCandidate(_Frozen):
+    """One profile sized for the same projection (`--profile auto`)."""
+
+    profile: str
+    brokers: int | None = Field(description="none: the profile cannot carry the load")
+    binding_constraint: str | None
+    utilisation: dict[str, float] = Field(
+        default_factory=dict, description="per resource, at the count, normally"
+    )
+    monthly_cost: float | None
+    meets_constraints: bool
+    note: str = Field(description="why it was not chosen, or what it lacks")
+
+
+class ProfileChoice(_Frozen):
+    """Which profile `--profile auto` chose among the candidates, and why."""
+
+    chosen: str
+    reason: str
+    candidates: list[ProfileCandidate]
+
+
 class InputStats(_Frozen):
     rows_read: int = Field(ge=0)
     rows_accepted: int = Field(ge=0)
@@ -155,6 +210,9 @@ class SizingReport(_Frozen):
     warnings: list[str] = Field(default_factory=list)
     utilisation: list[ResourceUtilisation] = Field(default_factory=list)
     zone_loss: ZoneLoss | None = None
+    recovery: Recovery | None = None
+    cost: CostEstimate | None = None
+    profile_choice: ProfileChoice | None = None
 
 
 class StackSizing(_Frozen):

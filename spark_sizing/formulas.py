@@ -2,8 +2,8 @@
 
 Spark reduces the projections to one `TopicDemand` per topic (spark_sizing/transforms.py); all
 rules live here and in the modules `size_cluster` composes (constraints.py, zone_loss.py,
-partitions.py, routers.py), so they are tested in milliseconds. Every constant names its public
-source; the full list with links is in docs/sizing.md.
+recovery.py, partitions.py, routers.py, costs.py), so they are tested in milliseconds. Every
+constant names its public source; the full list with links is in docs/sizing.md.
 
 Traffic accounting (AWS, Google Cloud, Redpanda agree), for produce rate P, replication factor r
 and c consumer groups reading from the tip:
@@ -21,6 +21,7 @@ from spark_sizing.allocatable import node_sizing
 from spark_sizing.constraints import (
     binding_constraint,
     broker_constraints,
+    cpu_resource,
     partition_resource,
     partitions_before_brokers,
     raw_partitions,
@@ -33,19 +34,23 @@ from spark_sizing.constraints import (
 from spark_sizing.contract import (
     BrokerResources,
     ClusterSizing,
+    CostEstimate,
     NodeSizing,
     QuorumSizing,
+    Recovery,
     ResourceUtilisation,
     RouterSizing,
     StorageClassSizing,
     TopicSizing,
     ZoneLoss,
 )
+from spark_sizing.costs import BrokerFleet, PriceTable, built_in_prices, monthly_cost
 from spark_sizing.model_inputs import SizingParameters, TopicDemand
 from spark_sizing.profiles import HardwareProfile
+from spark_sizing.recovery import recovery_at, recovery_brokers
 from spark_sizing.routers import router_replicas
 from spark_sizing.units import BYTES_PER_GIB, BYTES_PER_MB
-from spark_sizing.volume_types import volume_layout, volume_type
+from spark_sizing.volume_types import ProvisionedVolume, volume_layout, volume_type
 from spark_sizing.zone_loss import zone_loss_verdict
 
 # The model's inputs and per-topic partitions have their own modules; callers that import them
@@ -103,6 +108,12 @@ def _floor_to(value: float, step: float) -> float:
     return math.floor(round(value / step, 6)) * step
 
 
+def broker_cpu(node: NodeSizing) -> float:
+    """vCPUs a broker requests: its node's allocatable less the daemon sets, rounded down to
+    0.1 so it always fits."""
+    return _floor_to(node.allocatable_cpu - node.daemonset_cpu, 0.1)
+
+
 def broker_resources(
     load: ClusterLoad, brokers: int, node: NodeSizing, profile: HardwareProfile, p: SizingParameters
 ) -> tuple[BrokerResources, list[str]]:
@@ -112,7 +123,7 @@ def broker_resources(
     Requests are rounded down (0.1 vCPU, 0.25 GiB) so they always fit what they came from.
     """
     warnings: list[str] = []
-    cpu = _floor_to(node.allocatable_cpu - node.daemonset_cpu, 0.1)
+    cpu = broker_cpu(node)
     memory = _floor_to(node.allocatable_memory_gib - node.daemonset_memory_gib, 0.25)
     if cpu <= 0 or memory <= 1.0:
         raise ValueError(
@@ -148,7 +159,7 @@ def per_broker_disk_mb_s(load: ClusterLoad, brokers: int, p: SizingParameters) -
 
 def storage_class(
     per_broker_gib: float, per_broker_mb_s: float, profile: HardwareProfile, p: SizingParameters
-) -> tuple[int, float, StorageClassSizing]:
+) -> tuple[int, float, StorageClassSizing, ProvisionedVolume]:
     """Data volumes per broker, GiB per broker, and what each volume must carry: several volumes
     (JBOD) once one would pass `volume_headroom` of its type's size, throughput or IOPS ceiling;
     never smaller than the type allows for the IOPS it needs."""
@@ -160,7 +171,8 @@ def storage_class(
         iops=layout.provisioned.iops or 0,
         throughput_mb_s=layout.throughput_mb_s,
     )
-    return layout.volumes, max(per_broker_gib, layout.size_gib * layout.volumes), sized
+    per_broker = max(per_broker_gib, layout.size_gib * layout.volumes)
+    return layout.volumes, per_broker, sized, layout.provisioned
 
 
 def quorum(brokers: int, partition_replicas: int, params: SizingParameters) -> QuorumSizing:
@@ -206,12 +218,20 @@ class SizingResult:
     warnings: list[str]
     utilisation: list[ResourceUtilisation]
     zone_loss: ZoneLoss
+    recovery: Recovery
+    cost: CostEstimate
+    # Why the profile cannot do the job as sized (memory too small): `--profile auto` skips it.
+    shortfalls: list[str]
 
 
 def size_cluster(
-    topics: Sequence[TopicDemand], profile: HardwareProfile, params: SizingParameters
+    topics: Sequence[TopicDemand],
+    profile: HardwareProfile,
+    params: SizingParameters,
+    prices: PriceTable | None = None,
 ) -> SizingResult:
-    """The whole cluster: broker count from the binding constraint, then per-broker resources."""
+    """The whole cluster: broker count from the binding constraint, then per-broker resources,
+    and the monthly cost at `prices` (the built-in table if none)."""
     if not topics:
         raise ValueError("no topics to size: every input row was rejected or the input is empty")
     load = cluster_load(topics)
@@ -219,27 +239,45 @@ def size_cluster(
     max_rf = max(t.replication_factor for t in topics)
     needed = {t.topic: partitions_before_brokers(t, params) for t in topics}
     traffic = throughput(topics, profile, params)
+    node = node_sizing(profile, params.daemonset_cpu, params.daemonset_memory_gib)
+    cpu = cpu_resource(traffic, broker_cpu(node), profile.mb_s_per_vcpu, params)
+    # The replacement of a lost broker fills its disk and its network in (spark_sizing/recovery).
+    receivers = [r for r in traffic if r.name in ("disk writes", "network in")]
+    recovery_args = (
+        storage.normal,
+        receivers,
+        params.recovery_hours,
+        params.zone_down_utilisation,
+        params.recovery_mb_s,
+    )
 
     # Rounding each topic to a multiple of the broker count must not feed back into the count:
     # with many small topics it would raise the count, which raises the rounding, without end.
     replicas = sum(needed[t.topic] * t.replication_factor for t in topics)
     partition_load = partition_resource(replicas, profile, params.zones)
-    constraints = broker_constraints(traffic, storage, partition_load, max_rf, params.zones)
+    constraints = broker_constraints(
+        traffic,
+        cpu,
+        storage,
+        recovery_brokers(*recovery_args),
+        partition_load,
+        max_rf,
+        params.zones,
+    )
     brokers = round_up_to_multiple(max(constraints.values()), params.zones)
     partitions, warnings = spread_over_brokers(topics, needed, brokers, profile, params)
     replicas = sum(partitions[t.topic] * t.replication_factor for t in topics)
     partition_load = partition_resource(replicas, profile, params.zones)
-    used = [utilisation(r, brokers, params.zones) for r in (*traffic, storage, partition_load)]
+    used = [utilisation(r, brokers, params.zones) for r in (*traffic, cpu, storage, partition_load)]
     verdict = zone_loss_verdict(
         [(t.topic, t.replication_factor, t.min_insync_replicas) for t in topics], params.zones
     )
     if not verdict.writes_survive and params.zones > 1:
         warnings.append(f"zone loss: {verdict.detail}")
 
-    node = node_sizing(profile, params.daemonset_cpu, params.daemonset_memory_gib)
     resources, memory_warnings = broker_resources(load, brokers, node, profile, params)
     warnings += memory_warnings
-    volumes, per_broker_gib, volume_sizing = storage_class(
+    volumes, per_broker_gib, volume_sizing, provisioned = storage_class(
         storage.normal / brokers / params.disk_fill_target,
         per_broker_disk_mb_s(load, brokers, params),
         profile,
@@ -281,12 +319,16 @@ def size_cluster(
         )
         for t in topics
     ]
+    fleet = BrokerFleet(brokers, profile.name, volumes, provisioned)
     return SizingResult(
         cluster=cluster,
         topics=topic_rows,
         warnings=warnings,
         utilisation=used,
         zone_loss=verdict,
+        recovery=recovery_at(brokers, *recovery_args),
+        cost=monthly_cost(topics, fleet, prices or built_in_prices(), params),
+        shortfalls=memory_warnings,
     )
 
 

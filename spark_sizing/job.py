@@ -7,6 +7,7 @@ master and resources spark-submit gives it and only sets defaults that are unset
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,11 +17,14 @@ from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
 from spark_sizing.charts import MonthTotal
-from spark_sizing.contract import InputStats, SizingReport
-from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
+from spark_sizing.comparison import AUTO, choose_profile
+from spark_sizing.contract import InputStats, ProfileChoice, SizingReport
+from spark_sizing.costs import PriceTable, built_in_prices
+from spark_sizing.formulas import SizingParameters, SizingResult, TopicDemand, size_cluster
 from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
+from spark_sizing.rejected_lines import InputFile, add_sources
 from spark_sizing.session import observed_counts, observed_plan_kept_whole, spark_session
 
 SAMPLE_INPUT = Path(__file__).parent / "samples" / "projections.csv"
@@ -36,9 +40,10 @@ class SizingRun:
 def run_sizing(
     input_location: str,
     out: str,
-    profile: HardwareProfile,
+    profile: HardwareProfile | Sequence[HardwareProfile],
     params: SizingParameters,
     *,
+    prices: PriceTable | None = None,
     spark: SparkSession | None = None,
     show_progress: bool = True,
     s3_read: sources.S3Read = sources.DEFAULT_S3_READ,
@@ -46,7 +51,9 @@ def run_sizing(
 ) -> SizingRun:
     """Size a cluster from projections at `input_location`; write every output to `out`.
 
-    Columns the input contract does not know are refused unless `allow_unknown_columns`."""
+    `profile`: one profile, or several to compare (`--profile auto`): the cheapest that meets
+    every constraint is chosen. Columns the input contract does not know are refused unless
+    `allow_unknown_columns`."""
     if not s3.is_s3(input_location):
         # A wrong path, or a CSV header with a missing or misspelt column, is reported before
         # a JVM starts.
@@ -59,7 +66,8 @@ def run_sizing(
         local_out = Path(tmp) / "out" if s3.is_s3(out) else Path(out)
         local_out.mkdir(parents=True, exist_ok=True)
         with stages.stage(f"reading {input_location}"):
-            files = sources.resolve(input_location, Path(tmp) / "input", spark, s3_read)
+            staging = Path(tmp) / "input"
+            files = sources.resolve(input_location, staging, spark, s3_read)
             raw = sources.read(spark, files, allow_unknown_columns)
         with stages.stage("validating rows, marking duplicate periods, aggregating per month"):
             validated = validation.validate(raw.frame, raw.csv_fields)
@@ -100,6 +108,7 @@ def run_sizing(
                 Path(tmp),
                 local_out / REJECTED_FILE,
             )
+            add_sources(local_out / REJECTED_FILE, _line_sources(input_location, files, staging))
         if accepted == 0:
             publish(local_out, out)
             raise sources.InputError(
@@ -116,12 +125,14 @@ def run_sizing(
             ]
             pieces.unpersist()
         with stages.stage("sizing the cluster and writing reports"):
-            result = size_cluster(sorted(demand, key=lambda d: d.topic), profile, params)
+            topics = sorted(demand, key=lambda d: d.topic)
+            result, choice = _sized(topics, profile, params, prices)
             report = SizingReport(
                 generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 parameters={
                     "input": input_location,
-                    "profile": profile.name,
+                    "profile": result.cluster.profile if choice is None else AUTO,
+                    "prices": (prices or built_in_prices()).cited,
                     **params.model_dump(),
                 },
                 cluster=result.cluster,
@@ -135,10 +146,39 @@ def run_sizing(
                 warnings=result.warnings,
                 utilisation=result.utilisation,
                 zone_loss=result.zone_loss,
+                recovery=result.recovery,
+                cost=result.cost,
+                profile_choice=choice,
             )
             write_reports(report, months, local_out)
             publish(local_out, out)
     return SizingRun(report=report, months=months, out=out)
+
+
+def _line_sources(location: str, files: sources.InputFiles, staging: Path) -> list[InputFile]:
+    """The CSV inputs on the driver's disk, named as the user gave them (S3 URLs for downloads);
+    none for other formats or s3a (spark_sizing/rejected_lines.py)."""
+    if files.format != "csv" or files.reader == "s3a":
+        return []
+    if files.reader == "download":
+        bucket = location.removeprefix("s3://").split("/", 1)[0]
+        return [
+            InputFile(Path(p), f"s3://{bucket}/{Path(p).relative_to(staging).as_posix()}")
+            for p in files.paths
+        ]
+    return [InputFile(Path(p), p) for p in files.paths]
+
+
+def _sized(
+    topics: list[TopicDemand],
+    profile: HardwareProfile | Sequence[HardwareProfile],
+    params: SizingParameters,
+    prices: PriceTable | None,
+) -> tuple[SizingResult, ProfileChoice | None]:
+    if isinstance(profile, HardwareProfile):
+        return size_cluster(topics, profile, params, prices), None
+    chosen = choose_profile(topics, profile, params, prices)
+    return chosen.result, chosen.choice
 
 
 def _topic_demand(row: object) -> TopicDemand:

@@ -27,6 +27,16 @@ class SizingParameters(BaseModel):
     # With a zone down (hours, until it is back) survivors may run hotter, not saturated: 20 %
     # stays for bursts above the modelled peak and for the followers' catch-up afterwards.
     zone_down_utilisation: float = Field(default=0.8, gt=0, le=1)
+    # MSK: keep CPU (user + system) under 60 % so a broker's loss or a rolling restart has room.
+    cpu_target: float = Field(default=0.6, gt=0, le=1, description="share of vCPUs used normally")
+    # Re-replicating one lost broker's data must finish within this (spark_sizing/recovery.py).
+    recovery_hours: float = Field(default=4.0, gt=0, description="hours to re-replicate a broker")
+    # A replication throttle (leader/follower.replication.throttled.rate), MB/s per broker; none:
+    # the headroom of disk and network under the zone-down limit.
+    recovery_mb_s: float | None = Field(default=None, gt=0, description="recovery throttle, MB/s")
+    # Share of consumer bytes served by a replica in the consumer's own zone (KIP-392 follower
+    # fetching with client.rack); the rest crosses zones for (z−1)/z of the consumers.
+    follower_fetching_share: float = Field(default=0.0, ge=0, le=1)
     # Confluent: producers reach "10s of MB/s" per partition; consumers are faster per partition.
     producer_mb_s_per_partition: float = Field(default=10.0, gt=0)
     consumer_mb_s_per_partition: float = Field(default=20.0, gt=0)

@@ -7,7 +7,8 @@ type, in EC2's own units, converted once on load to the model's MB/s (spark_sizi
 - network baseline bandwidth in Gbps (×125): the same pages' network specifications;
 - maximum pods per node (for the node's reserved memory): the EKS AMI's eni-max-pods.txt,
   https://github.com/awslabs/amazon-eks-ami;
-- recommended partition replicas per broker: AWS MSK's sizing guidance.
+- recommended partition replicas per broker: AWS MSK's sizing guidance;
+- broker traffic one vCPU carries (`mb_s_per_vcpu`): AKalculator's published assumption, below.
 Figures as recorded on 2026-11-23 (docs/sizing.md, "Sources").
 """
 
@@ -19,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from spark_sizing.contract import first_error
-from spark_sizing.units import gbps_to_mb_s, mbps_to_mb_s
+from spark_sizing.units import gbps_to_mb_s, mbps_to_mb_s, mib_s_to_mb_s
 from spark_sizing.volume_types import volume_types
 
 DEFAULT_PROFILE = "m5.2xlarge"
@@ -28,6 +29,14 @@ DEFAULT_PROFILE = "m5.2xlarge"
 MAX_BROKER_STORAGE_GIB = 16384.0
 # Kubernetes' default --max-pods, for profiles that do not say.
 DEFAULT_MAX_PODS = 110
+# Broker traffic one vCPU carries at 100 %: AKalculator ("Produce/Consume per vCPU",
+# https://2minutestreaming.com/apache-kafka-calculator/resources/assumptions/produce-consume-per-vcpu
+# as read 2026-11-23) assumes one vCPU serves 5 MiB/s of produce and 15 MiB/s of consume at once,
+# for RF 3 topics; a broker doing that also receives 10 MiB/s and sends 10 MiB/s of replication,
+# so the four flows the model counts (client in, replication in, replication out, consumer out)
+# add to 40 MiB/s = 41.94 MB/s. AKalculator calls it conservative; `kafkastack calibrate` writes a
+# measured figure into a profile YAML.
+PUBLISHED_MB_S_PER_VCPU = mib_s_to_mb_s(5 + 10 + 10 + 15)
 
 
 class HardwareProfile(BaseModel):
@@ -45,6 +54,12 @@ class HardwareProfile(BaseModel):
     recommended_partitions: int = Field(default=2000, gt=0, description="replicas per broker")
     volume_type: str = Field(default="gp3", description="volume type (data/volume_types.yaml)")
     max_pods: int = Field(default=DEFAULT_MAX_PODS, gt=0, description="pods per node (kubelet)")
+    mb_s_per_vcpu: float = Field(
+        default=PUBLISHED_MB_S_PER_VCPU,
+        gt=0,
+        description="broker traffic (client in + replication in + replication out + consumer "
+        "out) one vCPU carries at 100 %, MB/s",
+    )
 
 
 def _aws(
@@ -120,7 +135,8 @@ def load_profile(name_or_file: str) -> HardwareProfile:
         raise ProfileError(
             f"--profile {name_or_file!r}: not a built-in profile nor a YAML file. "
             f"Use one of: {known}; or a path to a .yaml file with keys "
-            "name, cpu, memory_gib, disk_mb_s, disk_iops, network_mb_s, max_disk_gib."
+            "name, cpu, memory_gib, disk_mb_s, disk_iops, network_mb_s, max_disk_gib "
+            "(optionally mb_s_per_vcpu)."
         )
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):

@@ -11,11 +11,14 @@ from collections.abc import Sequence
 
 from spark_sizing.charts import TOP_TOPICS, MonthTotal, charts
 from spark_sizing.contract import ResourceUtilisation, SizingReport
+from spark_sizing.report_sections import comparison_lines, cost_lines, recovery_row
 
 CONSTRAINT_LABELS = {
     "ingress": "ingress (disk writes, network in)",
     "egress": "egress (replication + consumers)",
+    "cpu": "cpu (broker traffic per vCPU)",
     "storage": "storage",
+    "recovery": "recovery (re-replicating one broker)",
     "partitions": "partition replicas",
     "minimum": "minimum (3 and RF)",
 }
@@ -24,6 +27,7 @@ RESOURCE_CONSTRAINT = {
     "disk writes": "ingress",
     "network in": "ingress",
     "network out": "egress",
+    "cpu": "cpu",
     "storage": "storage",
     "partition replicas": "partitions",
 }
@@ -53,7 +57,7 @@ def _constraint_rows(report: SizingReport) -> list[str]:
             f"{' **← binding**' if name == c.binding_constraint else ''} |"
             for name, count in sorted(c.constraints.items(), key=lambda kv: -kv[1])
         ]
-    rows = []
+    rows: list[tuple[int, str]] = []
     marked = False
     for u in sorted(report.utilisation, key=lambda u: -u.brokers_needed):
         constraint = RESOURCE_CONSTRAINT.get(u.resource, u.resource)
@@ -62,13 +66,21 @@ def _constraint_rows(report: SizingReport) -> list[str]:
         marked = marked or binding
         label = u.resource if constraint == u.resource else f"{constraint}: {u.resource}"
         rows.append(
-            f"| {label} | {_amount(u.per_broker * c.brokers, u.unit)} | "
-            f"{_limit(u, c.zones)} | {u.brokers_needed}{' **← binding**' if binding else ''} |"
+            (
+                u.brokers_needed,
+                f"| {label} | {_amount(u.per_broker * c.brokers, u.unit)} | "
+                f"{_limit(u, c.zones)} | {u.brokers_needed}"
+                f"{' **← binding**' if binding else ''} |",
+            )
         )
+    if report.recovery is not None:
+        rows.append((report.recovery.brokers_needed, recovery_row(report)))
+    # Most brokers first; a stable sort keeps the resources' order among equals.
+    lines = [text for _, text in sorted(rows, key=lambda row: -row[0])]
     minimum = c.constraints.get("minimum", 3)
     mark = " **← binding**" if c.binding_constraint == "minimum" else ""
-    rows.append(f"| minimum (3 and the highest RF) | | | {minimum}{mark} |")
-    return rows
+    lines.append(f"| minimum (3 and the highest RF) | | | {minimum}{mark} |")
+    return lines
 
 
 def _percent(value: float | None, load: float | None, unit: str) -> str:
@@ -110,11 +122,42 @@ def _assumption_rows(report: SizingReport) -> list[str]:
         "partitions": f"peak ÷ {p.get('producer_mb_s_per_partition')} MB/s (producers), "
         f"÷ {p.get('consumer_mb_s_per_partition')} MB/s (consumers), ≥ consumers per group; "
         f"{rounding}",
+        "cpu": f"{_pct(p.get('cpu_target'))} of a broker's vCPUs normally; " + _cpu_figure(report),
+        "recovery": f"one lost broker's data re-replicated within {p.get('recovery_hours')} h, "
+        + (
+            f"throttled to {_number(p.get('recovery_mb_s'))} MB/s"
+            if p.get("recovery_mb_s")
+            else f"at the disk and network room under {_pct(p.get('zone_down_utilisation'))}"
+        ),
+        "cross-zone": f"follower fetching serves {_pct(p.get('follower_fetching_share'))} of "
+        "consumer bytes in-zone",
         "routers": f"{_number(p.get('router_capacity_mb_s'))} MB/s per replica at "
         f"{_pct(p.get('router_target_utilisation'))}; "
         f"{_pct(p.get('router_external_share'))} of client traffic external",
     }
     return [f"| {name} | {value} |" for name, value in rows.items()]
+
+
+def _fill_row(report: SizingReport) -> list[str]:
+    """How full the provisioned disks are at the horizon (the storage chart shows the way there)."""
+    storage = next((u for u in report.utilisation if u.resource == "storage"), None)
+    provisioned = report.cluster.storage_per_broker_gib
+    if storage is None or provisioned <= 0:
+        return []
+    return [
+        f"| disk fill at the horizon | {storage.per_broker:,.1f} of {provisioned:,.1f} GiB "
+        f"a broker ({storage.per_broker / provisioned:.0%}) |"
+    ]
+
+
+def _cpu_figure(report: SizingReport) -> str:
+    """What one vCPU carries, as the utilisation table implies it (capacity is in vCPUs)."""
+    cpu = next((u for u in report.utilisation if u.resource == "cpu"), None)
+    network = [u for u in report.utilisation if u.resource in ("network in", "network out")]
+    if cpu is None or not cpu.per_broker or len(network) != 2:
+        return "CPU not modelled (sizing.json before schema 1.2)"
+    mb_s_per_vcpu = sum(u.per_broker for u in network) / cpu.per_broker
+    return f"one vCPU carries {mb_s_per_vcpu:,.1f} MB/s of broker traffic (the profile's figure)"
 
 
 def _number(value: object) -> str:
@@ -180,6 +223,7 @@ def markdown(report: SizingReport) -> str:
         f"| storage per broker | {c.storage_per_broker_gib:,.1f} GiB × "
         f"{c.data_volumes_per_broker} volume(s) |",
         f"| partition replicas | {c.partitions_total:,} |",
+        *_fill_row(report),
         f"| broker | {c.broker.cpu:g} vCPU, {c.broker.memory_gib:g} GiB (heap "
         f"{c.broker.heap_gib:g} GiB) |",
         f"| storage class | {c.storage_class.type}, {c.storage_class.iops:,} IOPS, "
@@ -187,6 +231,8 @@ def markdown(report: SizingReport) -> str:
         f"| metadata quorum | {c.quorum.kind} × {c.quorum.nodes} |",
         f"| routers | {c.router.replicas} for {c.router.client_mb_s:,.1f} MB/s of external "
         "clients |",
+        *cost_lines(report),
+        *comparison_lines(report),
         "",
         f"Top {min(TOP_TOPICS, len(report.topics))} of {len(report.topics)} topics by peak in:",
         "",

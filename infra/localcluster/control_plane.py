@@ -51,7 +51,9 @@ componentsPatches:
     value: {SERVICE_CIDR}
 """
 ZONES = ("zone-a", "zone-b", "zone-c")
-NODES_PER_ZONE = 5
+# Brokers and quorum pods each want a node of their own: the committed local stack's sizing puts
+# 4 brokers and up to 2 controllers in a zone; one node more leaves room to grow a test stack.
+NODES_PER_ZONE = 7
 VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots + txlog
 # Fake nodes' volumes are never mounted; a real node's are folders it owns (real_node_volumes).
 FAKE_VOLUME_ROOT = Path("/mnt/kafkastack")

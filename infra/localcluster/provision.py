@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import secret_keys
-from infra.engine import LOCAL_PASSPHRASE, Engine
+from infra.engine import LOCAL_PASSPHRASE, Engine, change_summary, update_sequence
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.local_issuer import LocalIssuer
 from infra.model import security
@@ -50,6 +50,9 @@ def stack_certificates(model: ClusterModel) -> list[dict[str, Any]]:
 class Provisioned:
     changes: dict[str, int]  # operation → count, as the engine summarised its `up`
     pods: list[dict[str, Any]]  # every pod of the stack, scheduled
+    # (phase, name) of each updated resource in the engine's order (engine.update_sequence):
+    # how a roll went, one workload after the other.
+    updates: list[tuple[str, str]]
 
 
 def provision(
@@ -73,9 +76,10 @@ def provision(
     ensure_passwords(engine, stack, config)
     if kube.has_real_nodes():
         with LocalIssuer(kube, stack_certificates(model)) as issuer:
-            changes = engine.up(stack, expect_no_changes=expect_no_changes)
+            events = engine.up_events(stack, expect_no_changes=expect_no_changes)
         if issuer.error is not None:
             raise LocalClusterError(f"the local issuer failed: {issuer.error}") from issuer.error
     else:
-        changes = engine.up(stack, expect_no_changes=expect_no_changes)
-    return Provisioned(changes, kube.wait_scheduled(config.namespace, model.pod_count))
+        events = engine.up_events(stack, expect_no_changes=expect_no_changes)
+    pods = kube.wait_scheduled(config.namespace, model.pod_count)
+    return Provisioned(change_summary(events), pods, update_sequence(events))

@@ -1,7 +1,7 @@
 """The local stack made to really run on the local cluster's three real nodes.
 
-The committed `stacks/Pulumi.local.yaml` is sized for kwok's fake nodes (nine brokers of 2 GiB,
-controllers of 2 CPUs, ten HAProxy replicas, a Multus network, no waiting on readiness); the
+The committed `stacks/Pulumi.local.yaml` is sized for kwok's fake nodes (twelve brokers of 2 GiB,
+five controllers of 2 CPUs, two HAProxy replicas, a Multus network, no waiting on readiness); the
 real nodes share one machine of two cores. This writes a copy of it with the overrides below,
 so stacks/ keeps only the committed config and the variant cannot drift from it.
 """
@@ -43,6 +43,9 @@ def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
         "broker_heap_gib": HEAP_GIB,
     }
     result.setdefault("external", {})["replicas"] = 1
+    # The CLIENT listener as production renders it (SCRAM over TLS; local/dev default to
+    # plaintext SCRAM): the proofs' in-cluster clients log in through it.
+    result.setdefault("security", {})["client_tls"] = True
     # The HAProxy image built here (uid and gid 99 like the public one): nothing can be pulled.
     # The committed stack already names the Kafka image built here.
     result.setdefault("images", {})["haproxy"] = {

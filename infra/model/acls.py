@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model import admin_client
 from infra.model.admin_client import admin_job, admin_script
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN
@@ -18,6 +19,10 @@ from infra.security_config import AclConfig
 
 # Under the Kafka image's own config tree, like the brokers' in-pod paths.
 WORK_DIR = "/etc/kafka/acl-job"  # the admin's client config (memory emptyDir)
+CA_DIR = admin_client.CA_DIR
+# The tool by its class through the runner every Kafka image has: the public image also has
+# `kafka-acls.sh`, an image built with only the runner (the local one) does not.
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
 RESOURCE_FLAGS = {
     "topic": "--topic",
     "group": "--group",
@@ -38,11 +43,18 @@ def grant_arguments(grant: AclConfig) -> list[str]:
     return args
 
 
+def client_properties(model: ClusterModel) -> list[str]:
+    """The admin's connection settings as the ACL Job writes them (`$ADMIN_PASSWORD` expanded
+    by the shell writing the file); any in-cluster client acting as the admin uses them too."""
+    return admin_client.client_properties(model, WORK_DIR)
+
+
 def acl_script(model: ClusterModel) -> str:
     """The Job's shell script: write the admin's client config, then add every grant."""
     commands = [
         [
-            f"{KAFKA_BIN}/kafka-acls.sh",
+            f"{KAFKA_BIN}/kafka-run-class.sh",
+            ACL_COMMAND,
             "--bootstrap-server",
             "{bootstrap}",
             "--command-config",

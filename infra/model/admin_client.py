@@ -20,7 +20,7 @@ CA_DIR = "/etc/kafka/ca"
 ADMIN_TLS_DIR = "/etc/kafka/admin-tls"
 
 
-def _client_properties(model: ClusterModel, work_dir: str) -> list[str]:
+def client_properties(model: ClusterModel, work_dir: str) -> list[str]:
     """The admin's connection settings; the password is read from the environment at run time."""
     c = model.config
     truststore = [
@@ -55,7 +55,7 @@ def admin_script(model: ClusterModel, work_dir: str, commands: list[list[str]]) 
         )
     # An unquoted heredoc delimiter: the shell expands $ADMIN_PASSWORD, never the render.
     lines.append(f"cat > {properties} <<EOF")
-    lines += _client_properties(model, work_dir)
+    lines += client_properties(model, work_dir)
     lines.append("EOF")
     bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
     for command in commands:

@@ -75,7 +75,8 @@ def test_every_rendered_builtin_object_passes_strict_validation(
 def test_render_writes_configs_and_topology(repo_root: Path, tmp_path: Path) -> None:
     render.write(load_stack(repo_root / "stacks", "local"), tmp_path)
     topology = json.loads((tmp_path / "topology.json").read_text())
-    assert topology["quorum"]["kind"] == "kraft" and len(topology["quorum_nodes"]) == 3
+    # The local stack's sizing (12 brokers) asks for five KRaft voters.
+    assert topology["quorum"]["kind"] == "kraft" and len(topology["quorum_nodes"]) == 5
     for broker in topology["brokers"]:
         props = (tmp_path / broker["config_dir"] / "server.properties").read_text()
         assert f"broker.rack={broker['zone']}" in props

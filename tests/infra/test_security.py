@@ -170,6 +170,23 @@ def test_the_acl_job_adds_each_grant_as_the_admin_over_tls() -> None:
     assert acls.acl_job(model_of("prod")) is None  # nothing to grant, no Job
 
 
+def test_the_acl_job_runs_the_brokers_image_as_its_user() -> None:
+    """A stack naming its own Kafka image (no registry, or a mirror) runs the Job from it: the
+    public image may not be reachable, and the local one has only kafka-run-class.sh."""
+    model = model_of(
+        "prod",
+        security={"users": ["admin", "orders"], "acls": GRANTS},
+        images={"kafka": {"repository": "registry.example/kafka", "user": 1001, "group": 1001}},
+    )
+    pod = by_kind(model, "Job")["kafka-acls"]["spec"]["template"]["spec"]
+    broker = next(iter(by_kind(model, "StatefulSet").values()))["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == broker["containers"][0]["image"]
+    assert pod["containers"][0]["image"].startswith("registry.example/kafka:")
+    assert pod["securityContext"]["runAsUser"] == 1001
+    script = pod["containers"][0]["command"][2]
+    assert f"/opt/kafka/bin/kafka-run-class.sh {acls.ACL_COMMAND} --bootstrap-server" in script
+
+
 def test_grants_for_unknown_users_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"security\.acls.*orders"):
         config_of("prod", security={"acls": GRANTS})

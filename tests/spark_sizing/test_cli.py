@@ -104,12 +104,13 @@ def test_rejected_rows_are_one_file_written_as_read(spark: SparkSession, tmp_pat
         "sizing.json",
     ]
     lines = (out / "rejected.csv").read_text().splitlines()
-    assert lines[0] == header + ",reason"
+    assert lines[0] == header + ",reason,source_file,line"
+    # Each row names the file and line it was read from (the header is line 1).
     assert sorted(lines[1:]) == [
         'a,2026-01-01,7,,1,24,3,,512,"duplicate (topic, period_start): kept the row with the '
-        'highest produce_mb_s"',
-        "b,2026-01-01,fast,,1,24,3,,512,produce_mb_s: not a number: 'fast'",
-        'c,2026-01-01,1,1,,,,,,"4 fields where the header has 9: c,2026-01-01,1,1"',
+        f'highest produce_mb_s",{data},3',
+        f"b,2026-01-01,fast,,1,24,3,,512,produce_mb_s: not a number: 'fast',{data},4",
+        f'c,2026-01-01,1,1,,,,,,"4 fields where the header has 9: c,2026-01-01,1,1",{data},5',
     ]
     assert "_corrupt_record" not in (out / "rejected.csv").read_text()
 

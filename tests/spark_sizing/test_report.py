@@ -8,7 +8,7 @@ from spark_sizing.charts import client_ingress_capacity
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, size_cluster
 from spark_sizing.report import html_report, markdown
-from tests.spark_sizing.test_zone_loss import ORDERS, WORKED
+from tests.spark_sizing.test_zone_loss import ORDERS, WORKED, worked_params
 
 
 def sized(params: SizingParameters) -> SizingReport:
@@ -22,11 +22,13 @@ def sized(params: SizingParameters) -> SizingReport:
         warnings=result.warnings,
         utilisation=result.utilisation,
         zone_loss=result.zone_loss,
+        recovery=result.recovery,
+        cost=result.cost,
     )
 
 
 def test_report_shows_each_resource_normally_and_with_a_zone_down() -> None:
-    md = markdown(sized(SizingParameters()))
+    md = markdown(sized(worked_params()))
     assert "Per broker at 15 brokers (10 left with one zone down):" in md
     assert "| disk writes | 250.0 MB/s | 120.0 MB/s (48%) | 120.0 MB/s (48%) |" in md
     assert "| network out | 500.0 MB/s | 200.0 MB/s (40%) | 240.0 MB/s (48%) |" in md
@@ -38,7 +40,7 @@ def test_report_shows_each_resource_normally_and_with_a_zone_down() -> None:
 
 
 def test_assumptions_are_one_table() -> None:
-    md = markdown(sized(SizingParameters(horizon_months=9, zone_down_utilisation=0.7)))
+    md = markdown(sized(worked_params(horizon_months=9, zone_down_utilisation=0.7)))
     assert "| horizon | 9 months of growth past the last period |" in md
     assert "| zones | 3 (2/3 of the brokers left with one down) |" in md
     assert "| target utilisation | 50% normally, 70% with one zone down |" in md
@@ -46,7 +48,7 @@ def test_assumptions_are_one_table() -> None:
 
 
 def test_two_zones_are_reported_as_not_surviving_a_zone_loss() -> None:
-    md = markdown(sized(SizingParameters(zones=2)))
+    md = markdown(sized(worked_params(zones=2)))
     assert "Zone loss: **not survived**: acks=all writes stop for 1 of 1 topics" in md
     assert "- zone loss: acks=all writes stop" in md
 
@@ -54,13 +56,29 @@ def test_two_zones_are_reported_as_not_surviving_a_zone_loss() -> None:
 def test_capacity_line_uses_the_configured_targets() -> None:
     # At 15 brokers disk writes bind: 125 MB/s per broker at 50 % is 1875 MB/s of writes,
     # 625 MB/s of client ingress at RF 3. At 60 % the same brokers carry 750.
-    assert client_ingress_capacity(sized(SizingParameters())) == pytest.approx(625.0)
-    report = sized(SizingParameters(target_utilisation=0.6))
+    assert client_ingress_capacity(sized(worked_params())) == pytest.approx(625.0)
+    report = sized(worked_params(target_utilisation=0.6))
     per_broker = 250 * 0.6
     expected = per_broker * report.cluster.brokers / 3
     assert client_ingress_capacity(report) == pytest.approx(expected)
 
 
 def test_html_report_is_self_contained() -> None:
-    html = html_report(sized(SizingParameters()), [])
+    html = html_report(sized(worked_params()), [])
     assert html.count("data:image/png;base64,") == 4 and "<script" not in html
+
+
+def test_report_shows_cpu_recovery_and_cost() -> None:
+    md = markdown(sized(worked_params()))
+    # tests/spark_sizing/test_zone_loss.py computes these by hand.
+    assert "| cpu | 48.0 vCPU | 7.4 vCPU × 60% (80% with a zone down) | 11 |" in md
+    assert (
+        "| recovery: one broker's data in ≤ 12 h | 2,655.4 GiB a broker | 80.0 MB/s spare "
+        "(disk writes) → 9.9 h | 14 |"
+    ) in md
+    assert "| cpu | 7.4 vCPU | 3.2 vCPU (43%) | 3.6 vCPU (49%) |" in md
+    # No instance price for the "worked" profile: the part says so and the total leaves it out.
+    assert "| broker instances | — | no price for worked;" in md
+    assert "(parts without a price left out)" in md
+    assert "| cross-zone replication | 31,536.00 |" in md
+    assert "| disk fill at the horizon | 2,655.4 of 5,310.8 GiB a broker (50%) |" in md

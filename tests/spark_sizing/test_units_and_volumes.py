@@ -94,6 +94,8 @@ FAST_DISKS = HardwareProfile(
     disk_iops=80000,
     network_mb_s=12500,
     max_disk_gib=16384,
+    # Disks are the point here: CPU must not spread the load over more brokers first.
+    mb_s_per_vcpu=1000,
 )
 
 
@@ -163,4 +165,8 @@ def test_a_custom_profile_with_an_unknown_volume_type_is_refused(tmp_path: Path)
 
 def test_packaged_data_files_are_the_ones_read(repo_root: Path) -> None:
     data = repo_root / "spark_sizing" / "data"
-    assert {p.name for p in data.glob("*.yaml")} == {"volume_types.yaml", "node_reservations.yaml"}
+    assert {p.name for p in data.glob("*.yaml")} == {
+        "volume_types.yaml",
+        "node_reservations.yaml",
+        "prices.yaml",
+    }

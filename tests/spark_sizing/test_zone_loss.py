@@ -21,7 +21,16 @@ WORKED = HardwareProfile(
     network_mb_s=500,
     max_disk_gib=10_000,
     recommended_partitions=2000,
+    mb_s_per_vcpu=100,
 )
+
+
+def worked_params(**overrides: object) -> SizingParameters:
+    """The worked example's parameters: defaults, but 12 h to re-replicate a lost broker (at the
+    default 4 h recovery binds at 24 brokers: tests/spark_sizing/test_recovery_cpu_cost.py)."""
+    return SizingParameters.model_validate({"recovery_hours": 12, **overrides})
+
+
 ORDERS = TopicDemand(
     topic="orders",
     peak_ingress_mb_s=600.0,
@@ -34,7 +43,7 @@ ORDERS = TopicDemand(
 
 
 def test_worked_example_of_docs_sizing_md() -> None:
-    result = size_cluster([ORDERS], WORKED, SizingParameters())
+    result = size_cluster([ORDERS], WORKED, worked_params())
     c = result.cluster
     # disk writes = network in = 600 × 3 = 1800; network out = 600 × (2 + 3) = 3000.
     # Normally each broker may use 50 %: disk 125, network 250 MB/s.
@@ -44,10 +53,16 @@ def test_worked_example_of_docs_sizing_md() -> None:
     #   out: 600 × (3 − 1 − 1) + 600 × 3 = 2400: 2400 / 400 = 6 survivors → 9 brokers.
     # Storage 300 MB/s × 43,200 s × 3 × 1.1 = 42,768,000 MB = 39,830.7 GiB; at half of
     # 10,000 GiB per broker → 8. Partitions max(600/10, 600/20) = 60 × RF 3 = 180 → 1.
+    # CPU: (1800 in + 3000 out) / 100 MB/s per vCPU = 48 vCPUs; a broker gets 7.4 of its node's
+    # 8 at 60 %: 48 / 4.44 = 10.8 → 11 (zone down: 3600 / 100 / (7.4 × 0.8) / (2/3) = 9.1 → 10).
+    # Recovery in 12 h: 42,768,000 MB / 43,200 s = 990 MB/s; disk (990 + 1800) / 200 = 13.95
+    # → 14, network in (990 + 1800) / 400 = 6.98 → 7.
     assert c.constraints == {
         "ingress": 15,
         "egress": 12,
+        "cpu": 11,
         "storage": 8,
+        "recovery": 14,
         "partitions": 1,
         "minimum": 3,
     }
@@ -60,6 +75,11 @@ def test_worked_example_of_docs_sizing_md() -> None:
     assert used["disk writes"] == (15, 120.0, 0.48, 120.0)
     assert used["network in"] == (8, 120.0, 0.24, 120.0)
     assert used["network out"] == (12, 200.0, 0.4, 240.0)
+    # 48 vCPUs over 15 brokers, 36 over the 10 survivors.
+    assert used["cpu"] == (11, 3.2, round(3.2 / 7.4, 4), 3.6)
+    # One broker's 2,851,200 MB at 200 − 1800/15 = 80 MB/s of spare disk writes: 9.9 h.
+    assert (result.recovery.rate_mb_s, result.recovery.hours) == (80.0, 9.9)
+    assert result.recovery.limited_by == "disk writes"
     assert used["partition replicas"][:3] == (1, 12.0, 0.006)
     assert used["storage"][0] == 8
     assert used["storage"][1] == pytest.approx(39_830.7 / 15, abs=0.01)
@@ -93,14 +113,14 @@ def test_a_zone_loss_leaves_disk_writes_and_network_in_per_broker_unchanged(
 
 
 def test_two_zones_with_rf3_min_isr2_are_not_reported_as_surviving_a_zone_loss() -> None:
-    result = size_cluster([ORDERS], WORKED, SizingParameters(zones=2))
+    result = size_cluster([ORDERS], WORKED, worked_params(zones=2))
     assert not result.zone_loss.writes_survive
     assert result.zone_loss.topics_losing_writes == 1
     assert "one zone holds 2 of its replicas and 1 stay, below min.insync.replicas 2" in (
         result.zone_loss.detail
     )
     assert any(w.startswith("zone loss: acks=all writes stop") for w in result.warnings)
-    three = size_cluster([ORDERS], WORKED, SizingParameters(zones=3))
+    three = size_cluster([ORDERS], WORKED, worked_params(zones=3))
     assert three.zone_loss.writes_survive and not any("zone loss" in w for w in three.warnings)
 
 

@@ -1,0 +1,96 @@
+"""Benchmark: day-2 operations of the local stack on three real nodes. Prints figures, asserts
+nothing. Needs root, the nodes toolchain and images (`make nodes-toolchain images`); it uses the
+nodes tier's cluster name, so run it under the shared lock like that tier:
+
+    flock /tmp/kafkastack-heavy.lock .venv/bin/python bench/day2.py [--trials 10]
+
+The same machinery as tests/nodes/test_stack_day2.py (infra/localcluster/disruptions.py,
+drain.py), each disruption under an idempotent acks=all VerifiableProducer of 100 records/s
+in a client pod:
+- leader failover: the partition leader's pod deleted, per trial the longest pause in
+  acknowledgements and the time until the new pod is Ready;
+- a rolling broker config change through `pulumi up`: total duration, the order of restarts,
+  the smallest in-sync set a watcher saw;
+- one zone's node drained and uncordoned: time for its broker to catch up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from infra.localcluster.control_plane import LocalKubernetes  # noqa: E402
+from infra.localcluster.deployed import DeployedStack  # noqa: E402
+from infra.localcluster.disruptions import (  # noqa: E402
+    Load,
+    leader_failover,
+    min_isr_seen,
+    other_io_threads,
+    rolling_change,
+)
+from infra.localcluster.drain import drain_zone  # noqa: E402
+from infra.localcluster.nodes import RealNodes  # noqa: E402
+
+CLUSTER = "kafkastack-nodes-test"  # the nodes tier's: one set of machine-wide chains at a time
+
+
+def spread(values: list[float]) -> str:
+    ordered = sorted(values)
+    return (
+        f"min {ordered[0]:.1f} s, median {statistics.median(ordered):.1f} s, "
+        f"max {ordered[-1]:.1f} s"
+    )
+
+
+def loss(load: Load) -> str:
+    return f"{len(load.acked)} acked, {len(load.lost)} lost, {len(load.disorder)} out of order"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=10, help="leader failovers")
+    args = parser.parse_args()
+    kube = LocalKubernetes(CLUSTER)
+    kube.down()
+    kube.up()
+    nodes = RealNodes(kube, count=3)
+    try:
+        nodes.up()
+        with tempfile.TemporaryDirectory(prefix="kafkastack-day2-") as tmp:
+            stack = DeployedStack(nodes, REPO / "stacks" / "Pulumi.local.yaml", Path(tmp))
+            stack.ensure()
+            print(f"stack Ready on 3 real nodes (pulumi up): {stack.deploy_seconds:.0f} s")
+            failover = leader_failover(stack, "bench-failover", args.trials)
+            print(f"leader pod deleted, {args.trials} trials ({loss(failover.load)}):")
+            print(f"  longest pause in acks: {spread([t.stall_s for t in failover.trials])}")
+            print(f"  pod back Ready:        {spread([t.ready_s for t in failover.trials])}")
+
+            roll = rolling_change(stack, "bench-roll", other_io_threads)
+            first = roll.restarts[0][1] if roll.restarts else time.time()
+            order = ", ".join(
+                f"{n} +{s - first:.0f}s→Ready +{r - first:.0f}s" for n, s, r in roll.restarts
+            )
+            print(f"rolling num.io.threads change (pulumi up): {roll.seconds:.0f} s")
+            print(f"  {loss(roll.load)}")
+            print(f"  restarts: {order}")
+            print(f"  min ISR seen: {min_isr_seen(roll.samples)} over {len(roll.samples)} samples")
+            drain = drain_zone(stack, "bench-drain", nodes.specs[1].name)
+            print(
+                f"drain {drain.node}: second eviction refused: "
+                f"{'disruption budget' in drain.second_eviction}, min ISR {drain.min_isr}, "
+                f"caught up {drain.caught_up_s:.0f} s after uncordon ({loss(drain.load)})"
+            )
+    finally:
+        nodes.down()
+        kube.down()
+
+
+if __name__ == "__main__":
+    main()

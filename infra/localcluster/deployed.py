@@ -1,0 +1,165 @@
+"""The real-node variant of the local stack, deployed once and kept for the proofs run against it.
+
+`pulumi up` of the variant (real_stack.py) through the real engine, with its own state folder,
+and a client pod (client_pod.py) to run Kafka's tools in. `ensure()` deploys again from scratch
+when the nodes under it were replaced since (a test that restarts the real nodes drops their
+volumes and pods), so callers never depend on what ran before them; `change()` rewrites a
+setting of the variant and runs `pulumi up` again, which is how a day-2 change reaches it.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.config import load_stack
+from infra.config_base import NAMESPACE
+from infra.localcluster.nodes import RealNodes
+from infra.localcluster.pod_client import PodClient
+from infra.localcluster.provision import Provisioned, local_engine, provision
+from infra.localcluster.real_stack import write_real_node_stack
+from infra.model import labels
+from infra.model.cluster import ClusterModel
+from infra.stack_config import StackConfig
+
+CLIENT_POD = "kafkastack-proof-client"
+
+
+def pod_ready(pod: dict[str, Any]) -> bool:
+    conditions = pod.get("status", {}).get("conditions", [])
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+class DeployedStack:
+    """The variant on `nodes`, written from `source` (the committed local stack file) into
+    `workdir` (stack file and engine state)."""
+
+    def __init__(self, nodes: RealNodes, source: Path, workdir: Path) -> None:
+        self.nodes = nodes
+        self.kube = nodes.kube
+        self.source = source
+        self.workdir = workdir
+        self.stack_file = workdir / "stacks" / "Pulumi.local.yaml"
+        self._deployed_on: list[str] = []
+        self.deploy_seconds = 0.0
+        self.provisioned: Provisioned | None = None
+        self.config: StackConfig | None = None
+        self._client: PodClient | None = None
+
+    @property
+    def model(self) -> ClusterModel:
+        assert self.config is not None, "deploy first (ensure())"
+        return ClusterModel.from_config(self.config)
+
+    @property
+    def namespace(self) -> str:
+        return self.model.config.namespace
+
+    def _node_uids(self) -> list[str]:
+        reply = self.kube.kubectl(
+            "get",
+            "nodes",
+            "-l",
+            "kafkastack.io/node=real",
+            "-o",
+            "jsonpath={.items[*].metadata.uid}",
+        )
+        return sorted(reply.stdout.split())
+
+    def ensure(self) -> DeployedStack:
+        """Deployed on the nodes running now, every pod Ready, with a client pod."""
+        if not self._deployed_on or self._deployed_on != self._node_uids():
+            self._deploy()
+        self.wait_ready()
+        return self
+
+    def _deploy(self) -> None:
+        if self.config is not None:  # an earlier deployment, on nodes that are gone
+            self.kube.kubectl("delete", "namespace", self.namespace, "--wait=true", check=False)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        write_real_node_stack(self.source, self.stack_file)
+        self.config = load_stack(self.stack_file.parent, "local")
+        started = time.monotonic()
+        self.provisioned = self._up()
+        self.deploy_seconds = time.monotonic() - started
+        self._deployed_on = self._node_uids()
+        self._client = None
+
+    def _up(self) -> Provisioned:
+        assert self.config is not None
+        engine = local_engine(self.kube, self.workdir / "state")
+        return provision(self.kube, self.stack_file, self.config, engine=engine)
+
+    def change(self, edit: Callable[[dict[str, Any]], None]) -> Provisioned:
+        """Apply `edit` to the variant's `kafkastack:` values and `pulumi up` the result."""
+        document = yaml.safe_load(self.stack_file.read_text(encoding="utf-8"))
+        prefix = f"{NAMESPACE}:"
+        values = {
+            k.removeprefix(prefix): copy.deepcopy(v)
+            for k, v in document["config"].items()
+            if k.startswith(prefix)
+        }
+        edit(values)
+        document["config"].update({f"{prefix}{k}": v for k, v in values.items()})
+        self.stack_file.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+        self.config = load_stack(self.stack_file.parent, "local")
+        return self._up()
+
+    def pods(self, component: str | None = None) -> list[dict[str, Any]]:
+        """The stack's serving pods (a Job's pods, which run to completion, are `job_pods`)."""
+        pods = self.kube.objects("pods", self.namespace)
+        ours = [
+            p
+            for p in pods
+            if p["metadata"].get("labels", {}).get(labels.COMPONENT) and not _of_a_job(p)
+        ]
+        if component is None:
+            return ours
+        return [p for p in ours if p["metadata"]["labels"][labels.COMPONENT] == component]
+
+    def job_pods(self) -> list[dict[str, Any]]:
+        return [p for p in self.kube.objects("pods", self.namespace) if _of_a_job(p)]
+
+    def wait_ready(self, timeout: float = 300) -> None:
+        """Until the stack's every pod exists and is Ready (through its own probes)."""
+        deadline = time.monotonic() + timeout
+        expected = self.model.pod_count
+        while True:
+            pods = self.pods()
+            if len(pods) >= expected and all(pod_ready(p) for p in pods):
+                return
+            if time.monotonic() > deadline:
+                states = {p["metadata"]["name"]: p.get("status", {}).get("phase") for p in pods}
+                raise AssertionError(f"stack pods not Ready after {timeout}s: {states}")
+            time.sleep(1)
+
+    def broker_pod(self, node_id: int) -> str:
+        """The pod of the broker with this node id."""
+        model = self.model
+        for broker in model.brokers:
+            if broker.node_id == node_id:
+                return model.names.pod(broker.workload)
+        raise KeyError(f"no broker with node id {node_id}")
+
+    def client(self) -> PodClient:
+        """The client pod, started on first use (on the first real node)."""
+        if self._client is None:
+            client = PodClient(self.kube, self.model, CLIENT_POD)
+            client.delete()
+            self.kube.kubectl(
+                "wait", "--for=delete", f"pod/{CLIENT_POD}", "-n", self.namespace,
+                "--timeout=60s", check=False,
+            )  # fmt: skip
+            client.start(node=self.nodes.specs[0].name)
+            self._client = client
+        return self._client
+
+
+def _of_a_job(pod: dict[str, Any]) -> bool:
+    return any(o.get("kind") == "Job" for o in pod["metadata"].get("ownerReferences", []))

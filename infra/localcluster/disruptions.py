@@ -1,0 +1,239 @@
+"""Day-2 disruptions of the deployed stack under an idempotent acks=all load, measured.
+
+Each proof runs a VerifiableProducer in the client pod for its whole length, then reads the
+topic back: an acknowledged record that does not come back is lost. Shared by the nodes tier
+(tests/nodes/test_stack_day2.py, which asserts) and bench/day2.py (which prints figures).
+"""
+
+from __future__ import annotations
+
+import calendar
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.localcluster import client_pod
+from infra.localcluster.control_plane import LocalClusterError
+from infra.localcluster.deployed import DeployedStack, pod_ready
+from infra.localcluster.pod_client import (
+    TOPIC_COMMAND,
+    Acked,
+    PartitionState,
+    PodClient,
+    lost,
+    out_of_order,
+    parse_describe,
+)
+from infra.model import labels
+
+LOAD_RECORDS_PER_S = 100
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a producer had acknowledged over a disruption, and what came back of it."""
+
+    acked: list[Acked]
+    errors: list[str]
+    lost: list[Acked]
+    disorder: list[str]
+
+
+def read_back(client: PodClient, topic: str, acked: list[Acked], errors: list[str]) -> Load:
+    # All of it: records the producer sent but never saw acknowledged may be there too.
+    consumed = client.consume(topic)
+    return Load(acked, errors, lost(acked, consumed), out_of_order(consumed))
+
+
+def _pod(stack: DeployedStack, name: str) -> dict[str, Any]:
+    reply = stack.kube.kubectl("get", "pod", name, "-n", stack.namespace, "-o", "json", check=False)
+    return dict(json.loads(reply.stdout)) if reply.returncode == 0 else {}
+
+
+def wait_replaced_and_ready(
+    stack: DeployedStack, name: str, old_uid: str, timeout: float = 300
+) -> float:
+    """Until pod `name` is a new pod (not `old_uid`) Ready through its own probes; when."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pod = _pod(stack, name)
+        if pod and pod["metadata"]["uid"] != old_uid and pod_ready(pod):
+            return time.time()
+        time.sleep(0.5)
+    raise LocalClusterError(f"pod {name} not back and Ready within {timeout}s")
+
+
+def longest_stall(acked: list[Acked], start: float, end: float) -> float:
+    """The longest time without an acknowledgement between `start` and `end` (epoch seconds)."""
+    times = sorted(a.at for a in acked if start <= a.at <= end)
+    return max(b - a for a, b in itertools.pairwise([start, *times, end]))
+
+
+@dataclass(frozen=True)
+class FailoverTrial:
+    leader: int
+    stall_s: float  # the longest pause in acknowledgements after the leader's pod was deleted
+    ready_s: float  # until the new pod of that broker was Ready through its own probes
+
+
+@dataclass(frozen=True)
+class Failover:
+    trials: list[FailoverTrial]
+    load: Load
+
+
+def leader_failover(stack: DeployedStack, topic: str, trials: int) -> Failover:
+    """Delete the partition leader's pod `trials` times under one continuous produce; before
+    each deletion every replica is back in sync."""
+    client = stack.client()
+    client.create_topic(topic, partitions=1)
+    client.wait_isr(topic, 3)
+    run = f"{topic}-load"
+    client.start_producer(run, topic, LOAD_RECORDS_PER_S)
+    kills: list[tuple[int, float, float]] = []
+    try:
+        for _ in range(trials):
+            leader = client.wait_isr(topic, 3)[0].leader
+            name = stack.broker_pod(leader)
+            uid = _pod(stack, name)["metadata"]["uid"]
+            deleted_at = time.time()
+            stack.kube.kubectl("delete", "pod", name, "-n", stack.namespace, "--wait=false")
+            ready_at = wait_replaced_and_ready(stack, name, uid)
+            kills.append((leader, deleted_at, ready_at))
+        client.wait_isr(topic, 3)
+    finally:
+        acked, errors = client.stop_producer(run)
+    results = [
+        FailoverTrial(leader, longest_stall(acked, at, ready), ready - at)
+        for leader, at, ready in kills
+    ]
+    return Failover(results, read_back(client, topic, acked, errors))
+
+
+@dataclass(frozen=True)
+class IsrSample:
+    at: float
+    partitions: dict[str, dict[int, PartitionState]]  # topic → partition → state
+
+
+@dataclass
+class IsrWatcher:
+    """Samples every partition's in-sync set from the client pod in a loop (each sample one
+    TopicCommand --describe: a few seconds on these cores) until stopped."""
+
+    client: PodClient
+    run: str = "isr-watch"
+    samples: list[IsrSample] = field(default_factory=list)
+
+    def start(self) -> None:
+        out = f"{client_pod.RUN_DIR}/{self.run}"
+        describe = self.client.tool_command(
+            TOPIC_COMMAND, ["--command-config", client_pod.CLIENT_PROPERTIES, "--describe"]
+        )
+        loop = (
+            f'rm -f {out}.stop; while [ ! -e {out}.stop ]; do echo "@sample $(date +%s)"; '
+            f"{describe} 2>&1; done; echo @done"
+        )
+        self.client.exec_sh(f"sh -c '{loop}' > {out}.out 2>&1 &")
+
+    def stop(self) -> list[IsrSample]:
+        out = f"{client_pod.RUN_DIR}/{self.run}"
+        self.client.exec_sh(f"touch {out}.stop")
+        deadline = time.monotonic() + 120
+        # Its end marker, not `kill -0`: exited processes stay zombies under the pod's `sleep`.
+        while self.client.exec_sh(f"grep -q @done {out}.out", check=False).returncode != 0:
+            if time.monotonic() > deadline:
+                raise LocalClusterError("the ISR watcher did not stop")
+            time.sleep(1)
+        self.samples = parse_samples(self.client.exec_sh(f"cat {out}.out").stdout)
+        return self.samples
+
+
+def parse_samples(output: str) -> list[IsrSample]:
+    """The watcher's output: `@sample <epoch>` then one TopicCommand --describe each."""
+    samples = []
+    for chunk in output.replace("@done", "").split("@sample ")[1:]:
+        stamp, _, body = chunk.partition("\n")
+        topics: dict[str, list[str]] = {}
+        for line in body.splitlines():
+            if "Partition:" in line and "Topic:" in line:
+                topics.setdefault(line.split("Topic:")[1].split()[0], []).append(line)
+        parsed = {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
+        if parsed:  # a describe that failed (its bootstrap broker restarting) has no partitions
+            samples.append(IsrSample(float(stamp), parsed))
+    return samples
+
+
+def min_isr_seen(samples: list[IsrSample], topics: set[str] | None = None) -> int:
+    sizes = [
+        len(state.isr)
+        for sample in samples
+        for topic, states in sample.partitions.items()
+        if topics is None or topic in topics
+        for state in states.values()
+    ]
+    return min(sizes) if sizes else 0
+
+
+@dataclass(frozen=True)
+class Roll:
+    seconds: float  # the whole `pulumi up`
+    restarts: list[tuple[str, float, float]]  # broker pod, started, Ready (epoch), by start
+    updates: list[tuple[str, str]]  # the engine's (phase, resource) order
+    samples: list[IsrSample]
+    load: Load
+
+
+def other_io_threads(values: dict[str, Any]) -> None:
+    """A broker setting changed to another value: num.io.threads (from the sizing block), which
+    only a restart applies, in the variant's `kafkastack:` values."""
+    broker = values["sizing"]["cluster"]["broker"]
+    broker["num_io_threads"] = 7 if broker["num_io_threads"] != 7 else 8
+
+
+def rolling_change(
+    stack: DeployedStack, topic: str, edit: Callable[[dict[str, Any]], None]
+) -> Roll:
+    """`pulumi up` of the variant changed by `edit` under load, with the ISR watcher running."""
+    client = stack.client()
+    client.create_topic(topic, partitions=3)
+    client.wait_isr(topic, 3)
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in stack.pods(labels.BROKER)}
+    watcher = IsrWatcher(client)
+    run = f"{topic}-load"
+    client.start_producer(run, topic, LOAD_RECORDS_PER_S)
+    watcher.start()
+    try:
+        started = time.monotonic()
+        done = stack.change(edit)
+        seconds = time.monotonic() - started
+        stack.wait_ready()
+        client.wait_isr(topic, 3)
+    finally:
+        samples = watcher.stop()
+        acked, errors = client.stop_producer(run)
+    restarts = []
+    for pod in stack.pods(labels.BROKER):
+        name = pod["metadata"]["name"]
+        if before.get(name) != pod["metadata"]["uid"]:
+            restarts.append((name, _started(pod), _ready_since(pod)))
+    restarts.sort(key=lambda r: r[1])
+    return Roll(seconds, restarts, done.updates, samples, read_back(client, topic, acked, errors))
+
+
+def _timestamp(text: str) -> float:
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def _started(pod: dict[str, Any]) -> float:
+    return _timestamp(pod["status"]["startTime"])
+
+
+def _ready_since(pod: dict[str, Any]) -> float:
+    for condition in pod["status"]["conditions"]:
+        if condition["type"] == "Ready":
+            return _timestamp(condition["lastTransitionTime"])
+    raise LocalClusterError(f"pod {pod['metadata']['name']} has no Ready condition")

@@ -1,0 +1,309 @@
+"""Kafka's own tools run in the client pod (client_pod.py) through `kubectl exec`.
+
+The Kafka image carries only `kafka-run-class.sh` (no per-tool scripts), so each tool is named
+by its class, as the upstream scripts do: TopicCommand for topics and their in-sync sets,
+VerifiableProducer for an idempotent acks=all load that reports every acknowledged record with
+its partition and offset, ConsoleConsumer to read them back. Parsing their output is plain
+Python (tested in tests/infra/test_pod_client.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+
+from infra.localcluster import client_pod
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
+from infra.model.cluster import ClusterModel
+
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
+PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
+CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+# A tool's JVM is small: several share the client pod beside the brokers on two cores.
+TOOL_HEAP = "-Xmx256m"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    leader: int  # -1 while none serves
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Acked:
+    """One record the producer had acknowledged (acks=all), and when (seconds since the epoch)."""
+
+    key: str
+    value: str
+    partition: int
+    offset: int
+    at: float
+
+
+@dataclass(frozen=True)
+class Consumed:
+    key: str
+    value: str
+    partition: int
+    offset: int
+
+
+_DESCRIBE = re.compile(
+    r"Partition:\s*(?P<partition>\d+)\s+Leader:\s*(?P<leader>\S+)\s+"
+    r"Replicas:\s*(?P<replicas>[\d,]*)\s+Isr:\s*(?P<isr>[\d,]*)"
+)
+
+
+def _ids(text: str) -> tuple[int, ...]:
+    return tuple(int(i) for i in text.split(",") if i)
+
+
+def parse_describe(output: str) -> dict[int, PartitionState]:
+    """TopicCommand --describe → partition → state (its header line has no partition)."""
+    states = {}
+    for line in output.splitlines():
+        match = _DESCRIBE.search(line)
+        if match:
+            leader = match["leader"]
+            states[int(match["partition"])] = PartitionState(
+                leader=int(leader) if leader.lstrip("-").isdigit() else -1,
+                replicas=_ids(match["replicas"]),
+                isr=_ids(match["isr"]),
+            )
+    return states
+
+
+def parse_acked(output: str) -> tuple[list[Acked], list[str]]:
+    """VerifiableProducer's JSON lines → the acknowledged records and every send error."""
+    acked, errors = [], []
+    for line in output.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the tool's own log lines
+        if not isinstance(event, dict):
+            continue
+        if event.get("name") == "producer_send_success":
+            acked.append(
+                Acked(
+                    str(event["key"]),
+                    str(event["value"]),
+                    int(event["partition"]),
+                    int(event["offset"]),
+                    float(event["timestamp"]) / 1000,
+                )
+            )
+        elif event.get("name") == "producer_send_error":
+            errors.append(str(event.get("exception", event)))
+    return acked, errors
+
+
+def parse_consumed(output: str) -> list[Consumed]:
+    """ConsoleConsumer lines printed as `Partition:<p>\\tOffset:<o>\\t<key>\\t<value>`."""
+    records = []
+    for line in output.splitlines():
+        fields = line.split("\t")
+        if len(fields) != 4 or not fields[0].startswith("Partition:"):
+            continue
+        partition = int(fields[0].removeprefix("Partition:"))
+        offset = int(fields[1].removeprefix("Offset:"))
+        records.append(Consumed(fields[2], fields[3], partition, offset))
+    return records
+
+
+class PodClient:
+    """The client pod `name` of a deployed stack, and the Kafka tools run in it."""
+
+    def __init__(self, kube: LocalKubernetes, model: ClusterModel, name: str) -> None:
+        self.kube = kube
+        self.model = model
+        self.name = name
+        self.namespace = model.config.namespace
+        self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
+        self.external_bootstrap = f"{model.names.external_bootstrap}:{model.ports.route}"
+
+    def start(self, node: str | None = None, timeout: float = 120) -> None:
+        """Create the pod (on `node` if given) and wait until its client configs are written."""
+        haproxy_ip = self.kube.kubectl(
+            "get", "service", self.model.names.haproxy, "-n", self.namespace,
+            "-o", "jsonpath={.spec.clusterIP}",
+        ).stdout.strip()  # fmt: skip
+        aliases = {haproxy_ip: client_pod.external_host_names(self.model)} if haproxy_ip else {}
+        pod = client_pod.client_pod(self.model, self.name, aliases)
+        if node:
+            pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
+        self.kube.kubectl("apply", "-f", "-", stdin=json.dumps(pod))
+        deadline = time.monotonic() + timeout
+        while self.exec_sh(f"test -s {client_pod.PRODUCER_PROPERTIES}", check=False).returncode:
+            if time.monotonic() > deadline:
+                raise LocalClusterError(f"client pod {self.name} not ready after {timeout}s")
+            time.sleep(1)
+
+    def delete(self) -> None:
+        self.kube.kubectl(
+            "delete", "pod", self.name, "-n", self.namespace, "--wait=false", check=False
+        )
+
+    def exec_sh(self, script: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = self.kube.kubectl(
+            "exec", self.name, "-n", self.namespace, "--", "sh", "-c", script, check=False
+        )
+        if check and result.returncode != 0:
+            raise LocalClusterError(
+                f"in {self.name}: {script[:200]}: {result.stdout[-1500:]}{result.stderr[-1500:]}"
+            )
+        return result
+
+    def tool_command(self, tool: str, args: list[str], external: bool = False) -> str:
+        bootstrap = self.external_bootstrap if external else self.bootstrap
+        argv = ["kafka-run-class.sh", tool, "--bootstrap-server", bootstrap, *args]
+        # `env`, not a shell assignment: the command also runs in the background (`&`), where
+        # `$!` must be the tool's own process id (env and the runner exec into java).
+        return f"env KAFKA_HEAP_OPTS={TOOL_HEAP} {shlex.join(argv)}"
+
+    def create_topic(self, topic: str, partitions: int, min_isr: int | None = None) -> None:
+        min_isr = min_isr or self.model.config.min_insync_replicas
+        rf = self.model.config.replication_factor
+        args = [
+            "--command-config", client_pod.CLIENT_PROPERTIES, "--create", "--if-not-exists",
+            "--topic", topic, "--partitions", str(partitions), "--replication-factor", str(rf),
+            "--config", f"min.insync.replicas={min_isr}",
+        ]  # fmt: skip
+        self.exec_sh(self.tool_command(TOPIC_COMMAND, args))
+
+    def describe(self, topic: str | None = None) -> dict[str, dict[int, PartitionState]]:
+        """topic → partition → state, for `topic` or every topic."""
+        args = ["--command-config", client_pod.CLIENT_PROPERTIES, "--describe"]
+        if topic:
+            args += ["--topic", topic]
+        out = self.exec_sh(self.tool_command(TOPIC_COMMAND, args)).stdout
+        topics: dict[str, list[str]] = {}
+        for line in out.splitlines():
+            match = re.search(r"Topic:\s*(\S+)", line)
+            if match:
+                topics.setdefault(match[1], []).append(line)
+        return {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
+
+    def wait_isr(self, topic: str, size: int, timeout: float = 180) -> dict[int, PartitionState]:
+        """Until every partition of `topic` has `size` in-sync replicas and a leader."""
+        deadline = time.monotonic() + timeout
+        while True:
+            states = self.describe(topic).get(topic, {})
+            if states and all(len(s.isr) >= size and s.leader >= 0 for s in states.values()):
+                return states
+            if time.monotonic() > deadline:
+                raise LocalClusterError(f"{topic}: in-sync sets never reached {size}: {states}")
+            time.sleep(1)
+
+    def _producer_args(self, topic: str, count: int, keys: int, throughput: int) -> list[str]:
+        return [
+            "--topic", topic, "--max-messages", str(count), "--throughput", str(throughput),
+            "--acks", "-1", "--command-config", client_pod.PRODUCER_PROPERTIES,
+            "--repeating-keys", str(keys), "--value-prefix", str(time.time_ns() % 1_000_000_000),
+        ]  # fmt: skip
+
+    def produce(
+        self, topic: str, count: int, keys: int = 8, external: bool = False
+    ) -> tuple[list[Acked], list[str]]:
+        """Produce `count` keyed records and wait: what was acknowledged, and the errors."""
+        args = self._producer_args(topic, count, keys, throughput=-1)
+        out = self.exec_sh(self.tool_command(PRODUCER, args, external)).stdout
+        return parse_acked(out)
+
+    def start_producer(self, run: str, topic: str, throughput: int, keys: int = 16) -> None:
+        """A producer in the background until stop_producer(run): about `throughput` records/s."""
+        args = self._producer_args(topic, -1, keys, throughput)
+        out = f"{client_pod.RUN_DIR}/{run}"
+        command = self.tool_command(PRODUCER, args)
+        self.exec_sh(f"{command} > {out}.out 2> {out}.err & echo $! > {out}.pid")
+        deadline = time.monotonic() + 120
+        while "producer_send_success" not in self.exec_sh(f"head -c 100000 {out}.out").stdout:
+            if not self._running(f"{out}.pid") or time.monotonic() > deadline:
+                err = self.exec_sh(f"tail -c 2000 {out}.err", check=False).stdout
+                raise LocalClusterError(f"producer {run}: nothing acknowledged: {err}")
+            time.sleep(1)
+
+    def _running(self, pid_file: str) -> bool:
+        """Whether the process is alive: an exited one stays a zombie (state Z) under the
+        pod's first process, `sleep`, which never reaps it."""
+        check = f"grep -q '^State:[[:space:]]*[^Z]' /proc/$(cat {pid_file})/status"
+        return self.exec_sh(check, check=False).returncode == 0
+
+    def stop_producer(self, run: str, timeout: float = 300) -> tuple[list[Acked], list[str]]:
+        """SIGTERM the producer: its shutdown hook flushes what it sent, then prints its
+        summary (`tool_data`), the last line. (Not `kill -0`: the pod's first process, `sleep`,
+        never reaps the exited tool, which stays a zombie.)"""
+        out = f"{client_pod.RUN_DIR}/{run}"
+        self.exec_sh(f"kill -TERM $(cat {out}.pid)")
+        deadline = time.monotonic() + timeout
+        while self.exec_sh(f"grep -q tool_data {out}.out", check=False).returncode != 0:
+            if time.monotonic() > deadline:
+                raise LocalClusterError(f"producer {run} still running {timeout}s after SIGTERM")
+            time.sleep(1)
+        return parse_acked(self.exec_sh(f"cat {out}.out").stdout)
+
+    def consume(
+        self, topic: str, expect: int | None = None, external: bool = False, idle_s: int = 20
+    ) -> list[Consumed]:
+        """Read `topic` from the beginning (read_committed) until `expect` records, or (without
+        `expect`, or short of it) until nothing came for `idle_s`: everything it holds."""
+        limit = ["--max-messages", str(expect)] if expect is not None else []
+        args = [
+            "--topic", topic, "--from-beginning", *limit,
+            "--timeout-ms", str(idle_s * 1000), "--command-config",
+            client_pod.CLIENT_PROPERTIES, "--isolation-level", "read_committed",
+            "--formatter-property", "print.partition=true",
+            "--formatter-property", "print.offset=true",
+            "--formatter-property", "print.key=true",
+        ]  # fmt: skip
+        # The consumer exits non-zero when its idle timeout ends it; what it read is the answer.
+        result = self.exec_sh(self.tool_command(CONSUMER, args, external), check=False)
+        return parse_consumed(result.stdout)
+
+    def external_plaintext_refused(self) -> bool:
+        """The admin's login without TLS, through HAProxy: whether listing topics fails (while
+        the same call over TLS lists them)."""
+        plain = f"{client_pod.RUN_DIR}/plaintext.properties"
+        self.exec_sh(
+            f"sed 's/^security.protocol=SASL_SSL$/security.protocol=SASL_PLAINTEXT/' "
+            f"{client_pod.CLIENT_PROPERTIES} > {plain}"
+            f" && echo default.api.timeout.ms=15000 >> {plain}"
+            f" && echo request.timeout.ms=5000 >> {plain}"
+        )
+        listing = ["--list", "--command-config"]
+        tls = self.exec_sh(
+            self.tool_command(TOPIC_COMMAND, [*listing, client_pod.CLIENT_PROPERTIES], True),
+            check=False,
+        )
+        if tls.returncode != 0:
+            raise LocalClusterError(f"listing topics over TLS through HAProxy failed: {tls.stderr}")
+        plaintext = self.exec_sh(
+            self.tool_command(TOPIC_COMMAND, [*listing, plain], True), check=False
+        )
+        return plaintext.returncode != 0
+
+
+def lost(acked: list[Acked], consumed: list[Consumed]) -> list[Acked]:
+    """Acknowledged records that were not read back."""
+    read = {(c.partition, c.key, c.value) for c in consumed}
+    return [a for a in acked if (a.partition, a.key, a.value) not in read]
+
+
+def out_of_order(consumed: list[Consumed]) -> list[str]:
+    """Keys whose records were read out of produce order within their partition (each value
+    ends with the producer's running counter: `<prefix>.<n>`), or read twice."""
+    problems = []
+    last: dict[tuple[int, str, str], int] = {}
+    for c in consumed:
+        prefix, _, counter = c.value.rpartition(".")
+        key = (c.partition, c.key, prefix)
+        n = int(counter)
+        if key in last and n <= last[key]:
+            problems.append(f"partition {c.partition} key {c.key}: {n} after {last[key]}")
+        last[key] = n
+    return problems

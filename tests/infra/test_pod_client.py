@@ -1,0 +1,115 @@
+"""The in-cluster client pod of the proofs, and what its Kafka tools print, parsed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from infra.config import load_stack
+from infra.localcluster.client_pod import (
+    CLIENT_PROPERTIES,
+    client_pod,
+    client_script,
+    external_host_names,
+)
+from infra.localcluster.disruptions import longest_stall, min_isr_seen, parse_samples
+from infra.localcluster.pod_client import (
+    Acked,
+    Consumed,
+    PartitionState,
+    lost,
+    out_of_order,
+    parse_acked,
+    parse_consumed,
+    parse_describe,
+)
+from infra.localcluster.real_stack import write_real_node_stack
+from infra.model import acls
+from infra.model.cluster import ClusterModel
+
+DESCRIBE = (
+    "Topic: t\tTopicId: AbC\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: \n"
+    "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,0\tIsr: 1,0\tElr: \tLastKnownElr: \n"
+    "\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 2,0,1\tIsr: 2\tElr: \tLastKnownElr: \n"
+)
+
+
+def _model(repo_root: Path, tmp_path: Path) -> ClusterModel:
+    stack = write_real_node_stack(
+        repo_root / "stacks" / "Pulumi.local.yaml", tmp_path / "stacks" / "Pulumi.local.yaml"
+    )
+    return ClusterModel.from_config(load_stack(stack.parent, "local"))
+
+
+def test_client_pod_runs_the_stacks_image_with_its_admin_secret_and_ca(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    model = _model(repo_root, tmp_path)
+    pod = client_pod(model, "client", {"10.96.0.9": external_host_names(model)})
+    container = pod["spec"]["containers"][0]
+    assert container["image"] == "localhost/kafkastack/kafka:4.3.1"  # the brokers' image
+    password = container["env"][0]["valueFrom"]["secretKeyRef"]
+    assert password == {"name": "kafka-user-admin", "key": "password"}
+    ca = next(v for v in pod["spec"]["volumes"] if v["name"] == "ca")
+    assert ca["secret"]["secretName"] == model.names.tls_secret(model.brokers[0].workload)
+    # External names resolve to HAProxy's Service, as a client's DNS would to its balancer.
+    aliases = pod["spec"]["hostAliases"][0]
+    assert aliases["ip"] == "10.96.0.9"
+    assert aliases["hostnames"][0] == "bootstrap.kafka.local.kafkastack.dev"
+    assert len(aliases["hostnames"]) == 1 + len(model.brokers)
+    # The login is the ACL Job's own (SCRAM over TLS, the password from the environment).
+    script = client_script(model)
+    assert all(line in script for line in acls.client_properties(model))
+    assert "security.protocol=SASL_SSL" in script and f"cat > {CLIENT_PROPERTIES}" in script
+
+
+def test_describe_output_becomes_leaders_and_in_sync_sets() -> None:
+    assert parse_describe(DESCRIBE) == {
+        0: PartitionState(leader=1, replicas=(1, 2, 0), isr=(1, 0)),
+        1: PartitionState(leader=-1, replicas=(2, 0, 1), isr=(2,)),
+    }
+
+
+def test_verifiable_producer_lines_become_acknowledged_records_and_errors() -> None:
+    output = (
+        '{"timestamp":1700000000000,"name":"startup_complete"}\n'
+        "[2026-11-23 19:00:00,000] WARN some log line\n"
+        '{"timestamp":1700000000500,"name":"producer_send_success","key":"3",'
+        '"value":"42.7","offset":9,"topic":"t","partition":2}\n'
+        '{"timestamp":1700000000600,"name":"producer_send_error","key":"4","value":"42.8",'
+        '"exception":"class org.apache.kafka.common.errors.TimeoutException","topic":"t"}\n'
+    )
+    acked, errors = parse_acked(output)
+    assert acked == [Acked("3", "42.7", 2, 9, 1700000000.5)]
+    assert errors == ["class org.apache.kafka.common.errors.TimeoutException"]
+
+
+def test_console_consumer_lines_become_records() -> None:
+    output = "Partition:2\tOffset:9\t3\t42.7\nProcessed a total of 1 messages\n"
+    assert parse_consumed(output) == [Consumed("3", "42.7", 2, 9)]
+
+
+def test_lost_and_out_of_order_records_are_named() -> None:
+    acked = [Acked("1", "5.0", 0, 0, 0.0), Acked("1", "5.1", 0, 1, 0.0)]
+    assert lost(acked, [Consumed("1", "5.0", 0, 0)]) == [acked[1]]
+    assert lost(acked, [Consumed("1", "5.1", 0, 1), Consumed("1", "5.0", 0, 0)]) == []
+    in_order = [Consumed("1", "5.0", 0, 0), Consumed("1", "5.1", 0, 1)]
+    assert out_of_order(in_order) == []
+    assert out_of_order(in_order[::-1]) == ["partition 0 key 1: 0 after 1"]
+    assert out_of_order([*in_order, in_order[1]]) != []  # read twice
+
+
+def test_longest_stall_counts_from_the_disruption_to_the_next_acknowledgement() -> None:
+    acked = [Acked("k", f"1.{i}", 0, i, at) for i, at in enumerate([9.0, 10.1, 13.1, 13.2])]
+    assert longest_stall(acked, start=10.0, end=14.0) == 3.0
+    assert longest_stall([], start=10.0, end=14.0) == 4.0
+
+
+def test_isr_samples_skip_failed_describes_and_give_the_smallest_set() -> None:
+    output = (
+        "@sample 1700000000.25\n" + DESCRIBE + "@sample 1700000004.5\n"
+        "Error while executing topic command : Timed out waiting for a node assignment.\n"
+    )
+    samples = parse_samples(output)
+    assert [s.at for s in samples] == [1700000000.25]
+    assert min_isr_seen(samples) == 1
+    assert min_isr_seen(samples, {"other"}) == 0
