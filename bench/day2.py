@@ -32,7 +32,7 @@ from infra.localcluster.disruptions import (  # noqa: E402
     Load,
     leader_failover,
     min_isr_seen,
-    other_io_threads,
+    other_broker_cpu,
     rolling_change,
 )
 from infra.localcluster.drain import drain_zone  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> None:
             print(f"  longest pause in acks: {spread([t.stall_s for t in failover.trials])}")
             print(f"  pod back Ready:        {spread([t.ready_s for t in failover.trials])}")
 
-            roll = rolling_change(stack, "bench-roll", other_io_threads)
+            roll = rolling_change(stack, "bench-roll", other_broker_cpu)
             first = roll.restarts[0][1] if roll.restarts else time.time()
             order = ", ".join(
                 f"{n} +{s - first:.0f}s→Ready +{r - first:.0f}s" for n, s, r in roll.restarts

@@ -9,22 +9,30 @@ first `pulumi up`), a kwok cluster (`skip_await`), a timeout — leaves the node
 active controller is restarted earlier, leadership moves to another voter, and once more when
 that one restarts; each move is an election of well under a second during which metadata
 changes (not produce or fetch) wait.
+
+The same answers say whether the quorum already runs: combined brokers (the voters themselves)
+cannot be created one by one — the first would wait for a majority that is not there yet — but
+once every voter answers, a change can and must restart them one at a time.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from dataclasses import dataclass
 
-from infra.model import labels, metrics
+from infra.model import metrics
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
+from infra.toolchain import bin_dir
 
 TIMEOUT_SECONDS = 15
 
 
 def _active_count(namespace: str, pod: str, port: int) -> float | None:
-    kubectl = shutil.which("kubectl")
+    # Yours on PATH, else the one `make toolchain` built (the engine's PATH may lack the cache).
+    cached = bin_dir() / "kubectl"
+    kubectl = shutil.which("kubectl") or (str(cached) if cached.is_file() else None)
     if kubectl is None:
         return None
     command = metrics.scrape_command(port, (metrics.ACTIVE_CONTROLLER,))
@@ -50,17 +58,32 @@ def _active_count(namespace: str, pod: str, port: int) -> float | None:
     return None
 
 
-def read_active_controller(config: StackConfig) -> int | None:
-    """The node id of the active controller, or None when the cluster cannot say."""
-    if config.quorum.kind != "kraft" or config.quorum.combined or config.skip_await:
-        return None
+@dataclass(frozen=True)
+class RunningQuorum:
+    """What the running cluster said: every voter answered (`running`), and which one leads."""
+
+    running: bool = False
+    active: int | None = None
+
+
+def read_running_quorum(config: StackConfig) -> RunningQuorum:
+    """Ask every KRaft voter's pod; nothing is known unless all of them answer."""
+    if config.quorum.kind != "kraft" or config.skip_await:
+        return RunningQuorum()
     model = ClusterModel.from_config(config)
-    for node in model.quorum:
-        if node.role != labels.CONTROLLER:
-            continue
+    active = None
+    for node in model.voters:
         count = _active_count(config.namespace, model.names.pod(node.workload), model.ports.metrics)
         if count is None:
-            return None  # one controller does not answer: not a state to reorder on
+            return RunningQuorum()  # one voter does not answer: not a state to reorder on
         if count == 1:
-            return node.node_id
-    return None
+            active = node.node_id
+    return RunningQuorum(running=True, active=active)
+
+
+def read_active_controller(config: StackConfig) -> int | None:
+    """The node id of the dedicated controller that leads the quorum, or None when the cluster
+    cannot say (combined voters are brokers: their order is the brokers' node order)."""
+    if config.quorum.combined:
+        return None
+    return read_running_quorum(config).active

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.active_controller import read_active_controller
+from infra.active_controller import RunningQuorum, read_running_quorum
 from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
@@ -22,8 +22,12 @@ def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> Ka
     # The active controller, if the running cluster says which, rolls last. A render to files
     # (`kubernetes:renderYamlToDirectory`: previews, `kafkastack render`) has no cluster to ask.
     rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory")
-    active = None if rendering else read_active_controller(config)
-    model = ClusterModel.from_config(config, active_controller=active)
+    running = RunningQuorum() if rendering else read_running_quorum(config)
+    model = ClusterModel.from_config(
+        config,
+        active_controller=None if config.quorum.combined else running.active,
+        quorum_running=running.running,
+    )
     cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)
     pulumi.export("external_bootstrap", cluster.external_bootstrap)

@@ -187,11 +187,12 @@ class Roll:
     load: Load
 
 
-def other_io_threads(values: dict[str, Any]) -> None:
-    """A broker setting changed to another value: num.io.threads (from the sizing block), which
-    only a restart applies, in the variant's `kafkastack:` values."""
-    broker = values["sizing"]["cluster"]["broker"]
-    broker["num_io_threads"] = 7 if broker["num_io_threads"] != 7 else 8
+def other_broker_cpu(values: dict[str, Any]) -> None:
+    """A change only a restart applies, in the variant's `kafkastack:` values: the brokers' CPU
+    request (num.io.threads, the change this used, is now applied while the brokers run:
+    infra/model/dynamic_config.py)."""
+    resources = values["resources"]
+    resources["broker_cpu"] = 0.3 if resources["broker_cpu"] != 0.3 else 0.25
 
 
 def rolling_change(

@@ -43,16 +43,29 @@ class ClusterModel:
     # The KRaft controller leading the quorum when the program could ask the running cluster
     # (infra/active_controller.py): a roll restarts it last. None: node order.
     active_controller: int | None = None
+    # Every KRaft voter's pod answered (infra/active_controller.py): the cluster already runs, so
+    # even combined brokers, which cannot be created one by one, are changed one at a time.
+    quorum_running: bool = False
 
     @classmethod
-    def from_config(cls, config: StackConfig, active_controller: int | None = None) -> ClusterModel:
+    def from_config(
+        cls,
+        config: StackConfig,
+        active_controller: int | None = None,
+        quorum_running: bool = False,
+    ) -> ClusterModel:
         names = Names(
             config.cluster_name,
             config.namespace,
             config.network.cluster_domain,
             config.external.domain,
         )
-        return cls(config=config, names=names, active_controller=active_controller)
+        return cls(
+            config=config,
+            names=names,
+            active_controller=active_controller,
+            quorum_running=quorum_running,
+        )
 
     @property
     def zones(self) -> list[str]:

@@ -207,7 +207,8 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         for p in networks.multi_network_policies(model)
     ]
     # ZooKeeper servers answer `srvr` (their readiness) only inside a quorum; combined brokers
-    # open CLIENT only once a majority of them runs: neither can be created one by one.
+    # open CLIENT only once a majority of them runs: neither can be created one by one. Once the
+    # combined voters all run, a change restarts them one at a time like any broker.
     quorum = _one_at_a_time(
         [
             o
@@ -218,7 +219,7 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     )
     brokers = _one_at_a_time(
         [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])],
-        chain=not c.quorum.combined,
+        chain=not c.quorum.combined or model.quorum_running,
     )
     external_bootstrap = (
         f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from infra.active_controller import read_active_controller
+from infra.active_controller import RunningQuorum, read_active_controller, read_running_quorum
 from infra.model import metrics
 from infra.model.cluster import ClusterModel
 from tests.infra.conftest import config_of
@@ -38,7 +38,7 @@ def fake_kubectl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]
 ) -> Path:
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(parents=True)
     kubectl = bin_dir / "kubectl"
     kubectl.write_text(FAKE_KUBECTL)
     kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
@@ -82,10 +82,31 @@ def test_falls_back_to_node_order_when_a_controller_does_not_answer(
     assert read_active_controller(config) is None
 
 
-def test_not_asked_where_no_controller_pod_runs(
+def test_combined_voters_that_all_answer_make_a_running_quorum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = config_of("dev", quorum={"combined": True})
+    model = ClusterModel.from_config(config)
+    voters = [model.names.pod(n.workload) for n in model.voters]
+    answers = {
+        pod: [metrics.ACTIVE_CONTROLLER, "1.0" if i == 0 else "0.0"] for i, pod in enumerate(voters)
+    }
+    fake_kubectl(tmp_path, monkeypatch, answers)
+    assert read_running_quorum(config) == RunningQuorum(
+        running=True, active=model.voters[0].node_id
+    )
+    # Their order is the brokers' node order: no dedicated controller to put last.
+    assert read_active_controller(config) is None
+    # A first `pulumi up`: no voter answers yet.
+    fake_kubectl(tmp_path / "first-up", monkeypatch, {voters[0]: answers[voters[0]]})
+    assert read_running_quorum(config) == RunningQuorum()
+
+
+def test_not_asked_on_kwok_or_for_zookeeper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = fake_kubectl(tmp_path, monkeypatch, {})
-    assert read_active_controller(config_of("dev", quorum={"combined": True})) is None
-    assert read_active_controller(config_of(skip_await=True)) is None
+    assert read_running_quorum(config_of(skip_await=True)) == RunningQuorum()
+    zookeeper = config_of("dev", kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3})
+    assert read_running_quorum(zookeeper) == RunningQuorum()
     assert not log.exists()

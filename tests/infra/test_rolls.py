@@ -57,6 +57,16 @@ def test_nodes_that_cannot_start_alone_are_not_chained() -> None:
     assert all(o.after == () for o in statefulsets(combined["brokers"]))
 
 
+def test_combined_brokers_of_a_running_cluster_change_one_after_another() -> None:
+    # Once every voter answers (infra/active_controller.py), nothing needs to start alone: a
+    # change restarts the combined brokers one at a time like any other broker.
+    model = ClusterModel.from_config(config_of("dev", quorum={"combined": True}))
+    running = {c.key: c for c in desired_state(replace(model, quorum_running=True))}
+    chain = statefulsets(running["brokers"])
+    assert len(chain) >= 3
+    assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
+
+
 def sized(**broker: Any) -> dict[str, Any]:
     cluster = sizing_cluster()
     cluster["broker"] = {**cluster["broker"], **broker}

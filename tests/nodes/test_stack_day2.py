@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import statistics
 
-import pytest
-
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
     leader_failover,
     min_isr_seen,
-    other_io_threads,
+    other_broker_cpu,
     rolling_change,
 )
 from infra.localcluster.drain import drain_zone
@@ -38,17 +36,11 @@ def test_deleting_the_leaders_pod_loses_no_acknowledged_record(
     )
 
 
-# Seen on main (2026-11-23): a broker's new pod started 14 s before the previously restarted
-# broker was Ready again (two brokers down at once), with nothing lost. The gated roll (readiness
-# meaning "caught up", issue 14) is the day2roll work; strict, so this flips when it lands.
-@pytest.mark.xfail(
-    strict=True, reason="issue 14: the roll does not yet wait for each broker to be Ready"
-)
 def test_a_config_change_rolls_brokers_one_at_a_time_above_min_isr(
     deployed_stack: DeployedStack,
 ) -> None:
     min_isr = deployed_stack.model.config.min_insync_replicas
-    roll = rolling_change(deployed_stack, "proof-roll", other_io_threads)
+    roll = rolling_change(deployed_stack, "proof-roll", other_broker_cpu)
     assert roll.load.acked and roll.load.lost == [] and roll.load.disorder == []
     # Every broker restarted, each only after the previous one was Ready again.
     assert len(roll.restarts) == len(deployed_stack.model.brokers), roll.restarts
