@@ -15,13 +15,15 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN
-from infra.model.security import scram_secret_name
+from infra.model.secret_text import PASSWORD_SLOT, jaas_quoted, properties_escaped
 from infra.security_config import AclConfig
 
 # Under the Kafka image's own config tree, like the brokers' in-pod paths.
 WORK_DIR = "/etc/kafka/acl-job"  # the admin's client config (memory emptyDir)
 CA_DIR = "/etc/kafka/ca"
 ADMIN_TLS_DIR = "/etc/kafka/admin-tls"
+ADMIN_CLIENT_DIR = "/etc/kafka/acl-admin"  # the SCRAM admin's client config (a Secret)
+ADMIN_PROPERTIES = "admin.properties"
 RESOURCE_FLAGS = {
     "topic": "--topic",
     "group": "--group",
@@ -43,7 +45,8 @@ def grant_arguments(grant: AclConfig) -> list[str]:
 
 
 def _client_properties(model: ClusterModel) -> list[str]:
-    """The admin's connection settings; the password is read from the environment at run time."""
+    """The admin's connection settings; over SCRAM, `PASSWORD_SLOT` where the program puts the
+    password (the file is a Secret, see `admin_client_files`)."""
     c = model.config
     truststore = [
         "ssl.truststore.type=PEM",
@@ -57,27 +60,35 @@ def _client_properties(model: ClusterModel) -> list[str]:
             *truststore,
         ]
     protocol = "SASL_SSL" if c.client_tls else "SASL_PLAINTEXT"
+    user = properties_escaped(jaas_quoted(c.security.admin_user))
     return [
         f"security.protocol={protocol}",
         "sasl.mechanism=SCRAM-SHA-512",
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        f'username="{c.security.admin_user}" password="$ADMIN_PASSWORD";',
+        f"username={user} password={PASSWORD_SLOT};",
         *(truststore if c.client_tls else []),
     ]
 
 
+def admin_client_files(model: ClusterModel) -> dict[str, str]:
+    """The SCRAM admin's client config (the ACL Job's Secret), `PASSWORD_SLOT` for the password:
+    the program quotes the password into it, which no shell expansion could do."""
+    return {ADMIN_PROPERTIES: "\n".join(_client_properties(model)) + "\n"}
+
+
 def acl_script(model: ClusterModel) -> str:
-    """The Job's shell script: write the admin's client config, then add every grant."""
-    properties = f"{WORK_DIR}/admin.properties"
+    """The Job's shell script: the admin's client config, then add every grant."""
     lines = ["set -eu"]
     if model.config.security.client_auth == "mtls":
+        properties = f"{WORK_DIR}/admin.properties"
         lines.append(
             f"cat {ADMIN_TLS_DIR}/tls.key {ADMIN_TLS_DIR}/tls.crt > {WORK_DIR}/keystore.pem"
         )
-    # An unquoted heredoc delimiter: the shell expands $ADMIN_PASSWORD, never the render.
-    lines.append(f"cat > {properties} <<EOF")
-    lines += _client_properties(model)
-    lines.append("EOF")
+        lines.append(f"cat > {properties} <<'EOF'")
+        lines += _client_properties(model)
+        lines.append("EOF")
+    else:
+        properties = f"{ADMIN_CLIENT_DIR}/{ADMIN_PROPERTIES}"
     bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
     for grant in model.config.security.acls:
         command = [
@@ -112,24 +123,16 @@ def acl_job(model: ClusterModel) -> dict[str, Any] | None:
         {"name": "work", "mountPath": WORK_DIR},
         {"name": "ca", "mountPath": CA_DIR, "readOnly": True},
     ]
-    env: list[dict[str, Any]] = []
     if c.security.client_auth == "mtls":
         volumes.append(
             {"name": "admin-tls", "secret": {"secretName": model.names.admin_tls_secret}}
         )
         mounts.append({"name": "admin-tls", "mountPath": ADMIN_TLS_DIR, "readOnly": True})
     else:
-        env.append(
-            {
-                "name": "ADMIN_PASSWORD",
-                "valueFrom": {
-                    "secretKeyRef": {
-                        "name": scram_secret_name(model, c.security.admin_user),
-                        "key": "password",
-                    }
-                },
-            }
+        volumes.append(
+            {"name": "admin-client", "secret": {"secretName": model.names.acl_admin_secret}}
         )
+        mounts.append({"name": "admin-client", "mountPath": ADMIN_CLIENT_DIR, "readOnly": True})
     container: dict[str, Any] = {
         "name": "kafka-acls",
         "image": f"apache/kafka:{c.kafka_version}",
@@ -144,8 +147,6 @@ def acl_job(model: ClusterModel) -> dict[str, Any] | None:
             "capabilities": {"drop": ["ALL"]},
         },
     }
-    if env:
-        container["env"] = env
     job_labels = labels.component_labels(c.cluster_name, "acls", model.names.acl_job)
     return {
         "metadata": {

@@ -18,6 +18,7 @@ from infra.model import (
     labels,
     networks,
     pod_security,
+    secret_text,
     security,
     storage,
     templating,
@@ -35,8 +36,19 @@ class SecretValue:
     """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
 
     key: str
-    # When set, the value is this text with the secret in place of `{password}` (a JAAS file).
+    # When set, the value is this text with the secret, quoted for `form` (see secret_text), in
+    # place of `{password}`: a JAAS file, a client's properties.
     template: str = ""
+    form: str = ""
+    # What the secret's readers cannot carry: refused when the program receives the secret.
+    refusals: tuple[secret_text.Refusal, ...] = ()
+
+    def value(self, secret: str) -> str:
+        """What Kubernetes receives, given the secret's value from stack config."""
+        secret_text.check(self.key, secret, self.refusals)
+        if not self.template:
+            return secret
+        return secret_text.fill(self.template, self.form, secret)
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,12 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     if model.config.quorum.kind != "zookeeper":
         return []
     files = {
-        name: SecretValue(ZOOKEEPER_PASSWORD_KEY, template=text)
+        name: SecretValue(
+            ZOOKEEPER_PASSWORD_KEY,
+            template=text,
+            form=secret_text.JAAS_FILE,
+            refusals=secret_text.JAAS_FILE_REFUSALS,
+        )
         for name, text in zookeeper_auth.jaas_files().items()
     }
     metadata = {
@@ -129,10 +146,36 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     ]
 
 
+def _acl_admin(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]) -> list[Declared]:
+    """The SCRAM admin's client config for the ACL Job, its password quoted in by the program."""
+    if acls.acl_job(model) is None:
+        return []
+    admin_key = password_config_key(model.config.security.admin_user)
+    files = {
+        name: SecretValue(admin_key, template, secret_text.JAAS_PROPERTY, refusals)
+        for name, template in acls.admin_client_files(model).items()
+    }
+    metadata = {"name": model.names.acl_admin_secret, "namespace": model.config.namespace}
+    return [
+        Declared(
+            "Secret",
+            "acl-admin",
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _secrets(model: ClusterModel) -> list[Declared]:
     if model.config.security.client_auth != "scram-sha-512":
         return _zookeeper_jaas(model)
-    return _zookeeper_jaas(model) + [
+    # The init containers seeding SCRAM users hand each password to a Kafka tool.
+    scram_refusals = (
+        secret_text.ZOOKEEPER_SCRAM_REFUSALS
+        if model.config.quorum.kind == "zookeeper"
+        else secret_text.KRAFT_SCRAM_REFUSALS
+    )
+    users = [
         Declared(
             "Secret",
             f"user-{user}",
@@ -143,13 +186,14 @@ def _secrets(model: ClusterModel) -> list[Declared]:
                 },
                 "stringData": {
                     "username": user,
-                    "password": SecretValue(password_config_key(user)),
+                    "password": SecretValue(password_config_key(user), refusals=scram_refusals),
                 },
             },
             secret_outputs=("stringData", "data"),
         )
         for user in model.config.security.users
     ]
+    return _zookeeper_jaas(model) + _acl_admin(model, scram_refusals) + users
 
 
 def _external(model: ClusterModel) -> list[Declared]:

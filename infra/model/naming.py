@@ -79,6 +79,11 @@ class Names:
         return f"{self.cluster}-acls"
 
     @property
+    def acl_admin_secret(self) -> str:
+        """The SCRAM admin's client config (its password quoted in), used by the ACL Job."""
+        return f"{self.cluster}-acl-admin"
+
+    @property
     def admin_tls_secret(self) -> str:
         """The admin's client certificate (mTLS client auth), used by the ACL Job."""
         return f"{self.cluster}-admin-tls"

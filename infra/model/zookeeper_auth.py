@@ -18,12 +18,11 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
+from infra.model.secret_text import PASSWORD_SLOT
 from infra.model.security import scram_secret_name
 
 DIGEST_USER = "kafka"
 DIGEST_LOGIN = "org.apache.zookeeper.server.auth.DigestLoginModule"
-# Where the program puts the password into a JAAS file (see desired.SecretValue.template).
-PASSWORD_SLOT = "{password}"
 SERVER_JAAS = "server.conf"
 CLIENT_JAAS = "client.conf"
 
@@ -39,8 +38,8 @@ def server_settings() -> dict[str, str]:
 
 
 def jaas_files() -> dict[str, str]:
-    """The Secret's files, with `PASSWORD_SLOT` where the password goes."""
-    quoted = f'"{PASSWORD_SLOT}"'
+    """The Secret's files, with `PASSWORD_SLOT` where the program puts the quoted password."""
+    quoted = PASSWORD_SLOT
     return {
         SERVER_JAAS: f"Server {{\n  {DIGEST_LOGIN} required\n  user_{DIGEST_USER}={quoted};\n}};\n",
         CLIENT_JAAS: (
