@@ -17,7 +17,9 @@ from infra.model.desired import Concern, Declared, SecretValue, desired_state
 
 def _with_secrets(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
     if isinstance(value, SecretValue):
-        return secrets[value.key].apply(value.value)
+        return pulumi.Output.all(*(secrets[key] for key in value.keys)).apply(
+            lambda values: value.value(*values)
+        )
     if isinstance(value, dict):
         return {k: _with_secrets(v, secrets) for k, v in value.items()}
     if isinstance(value, list):

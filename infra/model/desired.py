@@ -42,13 +42,24 @@ class SecretValue:
     form: str = ""
     # What the secret's readers cannot carry: refused when the program receives the secret.
     refusals: tuple[secret_text.Refusal, ...] = ()
+    # Further secrets the template holds, as (slot, key): ZooKeeper's quorum login.
+    others: tuple[tuple[str, str], ...] = ()
 
-    def value(self, secret: str) -> str:
-        """What Kubernetes receives, given the secret's value from stack config."""
-        secret_text.check(self.key, secret, self.refusals)
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The secret keys, in the order `value` takes their values."""
+        return (self.key, *(key for _, key in self.others))
+
+    def value(self, *secrets: str) -> str:
+        """What Kubernetes receives, given the values of `keys` from stack config."""
+        for key, secret in zip(self.keys, secrets, strict=True):
+            secret_text.check(key, secret, self.refusals)
         if not self.template:
-            return secret
-        return secret_text.fill(self.template, self.form, secret)
+            return secrets[0]
+        text = secret_text.fill(self.template, self.form, secrets[0])
+        for (slot, _), secret in zip(self.others, secrets[1:], strict=True):
+            text = secret_text.fill(text, self.form, secret, slot)
+        return text
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,9 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
             template=text,
             form=secret_text.JAAS_FILE,
             refusals=secret_text.JAAS_FILE_REFUSALS,
+            others=tuple(
+                (slot, key) for slot, key in zookeeper_auth.QUORUM_SLOTS.items() if slot in text
+            ),
         )
         for name, text in zookeeper_auth.jaas_files().items()
     }

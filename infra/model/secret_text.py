@@ -94,11 +94,11 @@ JAAS_FILE = "jaas-file"  # the password as a quoted value in a JAAS login file
 JAAS_PROPERTY = "jaas-property"  # the same inside a `sasl.jaas.config=` line of a .properties
 
 
-def fill(template: str, form: str, secret: str) -> str:
-    """`template` with the password, quoted for `form`, in place of `PASSWORD_SLOT`."""
+def fill(template: str, form: str, secret: str, slot: str = PASSWORD_SLOT) -> str:
+    """`template` with the password, quoted for `form`, in place of `slot`."""
     quoted = jaas_quoted(secret)
     if form == JAAS_PROPERTY:
         quoted = properties_escaped(quoted)
     elif form != JAAS_FILE:
         raise ValueError(f"unknown secret form {form!r}")
-    return template.replace(PASSWORD_SLOT, quoted)
+    return template.replace(slot, quoted)
