@@ -180,6 +180,8 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "replication_tls": c.security.replication_tls,
             "users": c.security.users,
             "admin_user": c.security.admin_user,
+            # mTLS: the Secret of the admin's client certificate (CN = admin_user).
+            "admin_tls_secret": model.names.admin_tls_secret,
         },
         "external": {
             "mode": c.external.mode,

@@ -195,6 +195,7 @@ class ProcessCluster(ClientAccess):
         self.ca_file = self.workdir / "ca.crt"
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.ca_file.write_bytes(authority.pem)
+        self.admin_tls = certificates.issue_admin(authority, self.topology, self.workdir)
         for node in self.nodes:
             # The names and addresses the rendered Certificate asks cert-manager for.
             wanted = node.entry["certificate"]
