@@ -185,6 +185,8 @@ def password_config_key(user: str) -> str:
 
 # Brokers' and tools' SASL/DIGEST password at ZooKeeper (ZooKeeper mode only).
 ZOOKEEPER_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper"
+# ZooKeeper servers' password among themselves (quorum SASL): brokers never hold it.
+ZOOKEEPER_QUORUM_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper-quorum"
 
 
 def secret_keys(config: StackConfig) -> list[str]:
@@ -193,7 +195,7 @@ def secret_keys(config: StackConfig) -> list[str]:
     if config.security.client_auth == "scram-sha-512":
         keys += [password_config_key(user) for user in config.security.users]
     if config.quorum.kind == "zookeeper":
-        keys.append(ZOOKEEPER_PASSWORD_KEY)
+        keys += [ZOOKEEPER_PASSWORD_KEY, ZOOKEEPER_QUORUM_PASSWORD_KEY]
     return keys
 
 

@@ -92,8 +92,9 @@ def sign(
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - BACKDATE)
         .not_valid_after(now + validity)
-        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
     )
+    if alt_names:  # a client certificate has none: an empty extension is invalid
+        builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
     extended = [USAGES[u] for u in usages if u in USAGES]
     if extended:
         builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)

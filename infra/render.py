@@ -61,15 +61,16 @@ class _Capture(Mocks):
         return {}, None
 
 
-def capture(config: StackConfig) -> list[Captured]:
-    """Run the program under mocks and return every resource it registered."""
+def capture(config: StackConfig, passwords: dict[str, str] | None = None) -> list[Captured]:
+    """Run the program under mocks and return every resource it registered.
+
+    `passwords`: secret config by key (`password-<user>`), as `pulumi config set --secret`
+    would hold it; a key not given holds the visible placeholder."""
     mocks = _Capture()
     set_mocks(mocks, project="kafkastack", stack=config.environment, preview=False)
-    # The same keys the real program asks Pulumi for, each holding the visible placeholder.
-    secrets = {
-        key: pulumi.Output.secret(value)
-        for key, value in placeholder_passwords(config, prefix="").items()
-    }
+    # The same keys the real program asks Pulumi for.
+    values = {**placeholder_passwords(config, prefix=""), **(passwords or {})}
+    secrets = {key: pulumi.Output.secret(value) for key, value in values.items()}
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def run() -> pulumi.Output[Any]:
@@ -179,6 +180,8 @@ def topology(model: ClusterModel) -> dict[str, Any]:
             "replication_tls": c.security.replication_tls,
             "users": c.security.users,
             "admin_user": c.security.admin_user,
+            # mTLS: the Secret of the admin's client certificate (CN = admin_user).
+            "admin_tls_secret": model.names.admin_tls_secret,
         },
         "external": {
             "mode": c.external.mode,
@@ -192,10 +195,12 @@ def topology(model: ClusterModel) -> dict[str, Any]:
     }
 
 
-def manifests(config: StackConfig) -> dict[tuple[str, str], dict[str, Any]]:
-    """Every Kubernetes object the stack declares, by (kind, name)."""
+def manifests(
+    config: StackConfig, passwords: dict[str, str] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every Kubernetes object the stack declares, by (kind, name) (`passwords`: see capture)."""
     objects = {}
-    for resource in capture(config):
+    for resource in capture(config, passwords):
         obj = manifest(resource)
         if obj is not None:
             objects[(obj["kind"], obj["metadata"]["name"])] = obj

@@ -19,11 +19,12 @@ def check_security(c: StackConfig) -> None:
         raise _refuse(
             "admin_user", f"{s.admin_user!r} is not in security.users; add it or name another"
         )
-    if c.quorum.kind == "zookeeper" and "zookeeper" in s.users:
+    taken = {"zookeeper", "zookeeper-quorum"} & set(s.users)
+    if c.quorum.kind == "zookeeper" and taken:
         raise _refuse(
             "users",
-            "'zookeeper' names the brokers' ZooKeeper password (password-zookeeper); "
-            "call the user something else",
+            f"{sorted(taken)[0]!r} names a ZooKeeper password (password-zookeeper, "
+            "password-zookeeper-quorum); call the user something else",
         )
     for grant in s.acls:
         if grant.user not in s.users:

@@ -13,15 +13,13 @@ import pulumi
 from infra.components.kubernetes import declare
 from infra.model.cluster import ClusterModel
 from infra.model.desired import Concern, Declared, SecretValue, desired_state
-from infra.model.zookeeper_auth import PASSWORD_SLOT
 
 
 def _with_secrets(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
     if isinstance(value, SecretValue):
-        if value.template:
-            template = value.template
-            return secrets[value.key].apply(lambda secret: template.replace(PASSWORD_SLOT, secret))
-        return secrets[value.key]
+        return pulumi.Output.all(*(secrets[key] for key in value.keys)).apply(
+            lambda values: value.value(*values)
+        )
     if isinstance(value, dict):
         return {k: _with_secrets(v, secrets) for k, v in value.items()}
     if isinstance(value, list):

@@ -2,8 +2,8 @@
 
 It runs the stack's own Kafka image (its tools, through `kafka-run-class.sh`, as the image
 carries no per-tool scripts) and logs in as the stack's admin with the stack's own material:
-the password from the admin user's SCRAM Secret, the CA from a broker's certificate Secret,
-and the connection settings the ACL Job writes (`acls.client_properties`). Nothing here is a
+the admin Jobs' client config (the Secret the program fills with the admin's quoted password),
+the CA from a broker's certificate Secret. Nothing here is a
 hand-made broker or client config. External clients reach HAProxy under the names the brokers
 advertise, which the pod resolves to HAProxy's Service (`hostAliases`), as a real client's DNS
 would to the load balancer.
@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import acls
+from infra.model import acls, admin_client
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
-from infra.model.security import scram_secret_name
 
 WORK_DIR = acls.WORK_DIR  # the client configs (memory emptyDir), where the ACL Job keeps its own
 CLIENT_PROPERTIES = f"{WORK_DIR}/admin.properties"
@@ -36,9 +35,8 @@ RUN_DIR = "/tmp"
 
 def client_script(model: ClusterModel) -> str:
     """Write the admin's client config and a producer config from it, then wait for work."""
-    lines = ["set -eu", f"cat > {CLIENT_PROPERTIES} <<EOF"]
-    lines += acls.client_properties(model)
-    lines += ["EOF", f"cp {CLIENT_PROPERTIES} {PRODUCER_PROPERTIES}"]
+    admin = f"{admin_client.ADMIN_CLIENT_DIR}/{admin_client.ADMIN_PROPERTIES}"
+    lines = ["set -eu", f"cp {admin} {CLIENT_PROPERTIES}", f"cp {admin} {PRODUCER_PROPERTIES}"]
     lines += [f"echo {setting} >> {PRODUCER_PROPERTIES}" for setting in PRODUCER_SETTINGS]
     lines.append("exec sleep infinity")
     return "\n".join(lines) + "\n"
@@ -56,21 +54,15 @@ def client_pod(
         # Images are built here and imported into each node; nothing can be pulled.
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", client_script(model)],
-        "env": [
-            {
-                "name": "ADMIN_PASSWORD",
-                "valueFrom": {
-                    "secretKeyRef": {
-                        "name": scram_secret_name(model, c.security.admin_user),
-                        "key": "password",
-                    }
-                },
-            },
-            {"name": "LOG_DIR", "value": RUN_DIR},
-        ],
+        "env": [{"name": "LOG_DIR", "value": RUN_DIR}],
         "volumeMounts": [
             {"name": "work", "mountPath": WORK_DIR},
             {"name": "ca", "mountPath": acls.CA_DIR, "readOnly": True},
+            {
+                "name": "admin-client",
+                "mountPath": admin_client.ADMIN_CLIENT_DIR,
+                "readOnly": True,
+            },
         ],
         "securityContext": container_security_context(),
     }
@@ -96,6 +88,10 @@ def client_pod(
                         "secretName": model.names.tls_secret(model.brokers[0].workload),
                         "items": [{"key": "ca.crt", "path": "ca.crt"}],
                     },
+                },
+                {
+                    "name": "admin-client",
+                    "secret": {"secretName": model.names.admin_client_secret},
                 },
             ],
         },

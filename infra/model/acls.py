@@ -43,12 +43,6 @@ def grant_arguments(grant: AclConfig) -> list[str]:
     return args
 
 
-def client_properties(model: ClusterModel) -> list[str]:
-    """The admin's connection settings as the ACL Job writes them (`$ADMIN_PASSWORD` expanded
-    by the shell writing the file); any in-cluster client acting as the admin uses them too."""
-    return admin_client.client_properties(model, WORK_DIR)
-
-
 def acl_script(model: ClusterModel) -> str:
     """The Job's shell script: write the admin's client config, then add every grant."""
     commands = [

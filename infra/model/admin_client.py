@@ -1,9 +1,10 @@
 """Jobs that act on the running cluster as its admin, with the Kafka image's own tools.
 
 The ACL Job (`acls.py`) and the dynamic broker config Job (`dynamic_config.py`) both run a shell
-script that writes the admin's client config, then calls `kafka-*.sh` against the in-cluster
-bootstrap. The admin authenticates as `admin_user`: its SCRAM password comes from its Secret
-through the environment (never through the render), or with mTLS clients its certificate.
+script that calls Kafka's tools against the in-cluster bootstrap as `admin_user`. Over SCRAM the
+admin's client config is a Secret the program fills (`admin_client_files`): the password is
+quoted into its JAAS line by `secret_text`, which no shell expansion could do for every password.
+With mTLS clients the script writes the config beside the admin's certificate.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
-from infra.model.security import scram_secret_name
+from infra.model.secret_text import PASSWORD_SLOT, jaas_quoted, properties_escaped
 
 CA_DIR = "/etc/kafka/ca"
 ADMIN_TLS_DIR = "/etc/kafka/admin-tls"
+ADMIN_CLIENT_DIR = "/etc/kafka/admin-client"  # the SCRAM admin's client config (a Secret)
+ADMIN_PROPERTIES = "admin.properties"
 
 
 def client_properties(model: ClusterModel, work_dir: str) -> list[str]:
-    """The admin's connection settings; the password is read from the environment at run time."""
+    """The admin's connection settings; over SCRAM, `PASSWORD_SLOT` where the program puts the
+    password (`admin_client_files`)."""
     c = model.config
     truststore = [
         "ssl.truststore.type=PEM",
@@ -39,24 +43,31 @@ def client_properties(model: ClusterModel, work_dir: str) -> list[str]:
         f"security.protocol={protocol}",
         "sasl.mechanism=SCRAM-SHA-512",
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        f'username="{c.security.admin_user}" password="$ADMIN_PASSWORD";',
+        f"username={properties_escaped(jaas_quoted(c.security.admin_user))} "
+        f"password={PASSWORD_SLOT};",
         *(truststore if c.client_tls else []),
     ]
 
 
+def admin_client_files(model: ClusterModel) -> dict[str, str]:
+    """The SCRAM admin's client config (the admin Jobs' Secret); `PASSWORD_SLOT`: its password."""
+    return {ADMIN_PROPERTIES: "\n".join(client_properties(model, ADMIN_CLIENT_DIR)) + "\n"}
+
+
 def admin_script(model: ClusterModel, work_dir: str, commands: list[list[str]]) -> str:
-    """A script writing `<work_dir>/admin.properties`, then running each command, in which the
-    word `{admin}` stands for that file (and `{bootstrap}` for the in-cluster bootstrap)."""
-    properties = f"{work_dir}/admin.properties"
+    """A script running each command, in which the word `{admin}` stands for the admin's client
+    config (and `{bootstrap}` for the in-cluster bootstrap); with mTLS it writes that config."""
     lines = ["set -eu"]
     if model.config.security.client_auth == "mtls":
+        properties = f"{work_dir}/{ADMIN_PROPERTIES}"
         lines.append(
             f"cat {ADMIN_TLS_DIR}/tls.key {ADMIN_TLS_DIR}/tls.crt > {work_dir}/keystore.pem"
         )
-    # An unquoted heredoc delimiter: the shell expands $ADMIN_PASSWORD, never the render.
-    lines.append(f"cat > {properties} <<EOF")
-    lines += client_properties(model, work_dir)
-    lines.append("EOF")
+        lines.append(f"cat > {properties} <<'EOF'")
+        lines += client_properties(model, work_dir)
+        lines.append("EOF")
+    else:
+        properties = f"{ADMIN_CLIENT_DIR}/{ADMIN_PROPERTIES}"
     bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
     for command in commands:
         words = [
@@ -86,24 +97,16 @@ def admin_job(
         {"name": "work", "mountPath": work_dir},
         {"name": "ca", "mountPath": CA_DIR, "readOnly": True},
     ]
-    env: list[dict[str, Any]] = []
     if c.security.client_auth == "mtls":
         volumes.append(
             {"name": "admin-tls", "secret": {"secretName": model.names.admin_tls_secret}}
         )
         mounts.append({"name": "admin-tls", "mountPath": ADMIN_TLS_DIR, "readOnly": True})
     else:
-        env.append(
-            {
-                "name": "ADMIN_PASSWORD",
-                "valueFrom": {
-                    "secretKeyRef": {
-                        "name": scram_secret_name(model, c.security.admin_user),
-                        "key": "password",
-                    }
-                },
-            }
+        volumes.append(
+            {"name": "admin-client", "secret": {"secretName": model.names.admin_client_secret}}
         )
+        mounts.append({"name": "admin-client", "mountPath": ADMIN_CLIENT_DIR, "readOnly": True})
     container: dict[str, Any] = {
         "name": component,
         "image": f"{c.images.kafka.repository}:{c.kafka_version}",  # the brokers' image
@@ -115,8 +118,6 @@ def admin_job(
         },
         "securityContext": container_security_context(),
     }
-    if env:
-        container["env"] = env
     job_labels = labels.component_labels(c.cluster_name, component.removeprefix("kafka-"), name)
     return {
         "metadata": {"name": name, "namespace": c.namespace, "labels": job_labels},

@@ -15,10 +15,12 @@ from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
 from infra.model import (
     access,
     acls,
+    admin_client,
     dynamic_config,
     labels,
     networks,
     pod_security,
+    secret_text,
     security,
     storage,
     templating,
@@ -36,8 +38,30 @@ class SecretValue:
     """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
 
     key: str
-    # When set, the value is this text with the secret in place of `{password}` (a JAAS file).
+    # When set, the value is this text with the secret, quoted for `form` (see secret_text), in
+    # place of `{password}`: a JAAS file, a client's properties.
     template: str = ""
+    form: str = ""
+    # What the secret's readers cannot carry: refused when the program receives the secret.
+    refusals: tuple[secret_text.Refusal, ...] = ()
+    # Further secrets the template holds, as (slot, key): ZooKeeper's quorum login.
+    others: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The secret keys, in the order `value` takes their values."""
+        return (self.key, *(key for _, key in self.others))
+
+    def value(self, *secrets: str) -> str:
+        """What Kubernetes receives, given the values of `keys` from stack config."""
+        for key, secret in zip(self.keys, secrets, strict=True):
+            secret_text.check(key, secret, self.refusals)
+        if not self.template:
+            return secrets[0]
+        text = secret_text.fill(self.template, self.form, secrets[0])
+        for (slot, _), secret in zip(self.others, secrets[1:], strict=True):
+            text = secret_text.fill(text, self.form, secret, slot)
+        return text
 
 
 @dataclass(frozen=True)
@@ -121,7 +145,15 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     if model.config.quorum.kind != "zookeeper":
         return []
     files = {
-        name: SecretValue(ZOOKEEPER_PASSWORD_KEY, template=text)
+        name: SecretValue(
+            ZOOKEEPER_PASSWORD_KEY,
+            template=text,
+            form=secret_text.JAAS_FILE,
+            refusals=secret_text.JAAS_FILE_REFUSALS,
+            others=tuple(
+                (slot, key) for slot, key in zookeeper_auth.QUORUM_SLOTS.items() if slot in text
+            ),
+        )
         for name, text in zookeeper_auth.jaas_files().items()
     }
     metadata = {
@@ -138,10 +170,34 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     ]
 
 
+def _admin_client(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]) -> list[Declared]:
+    """The SCRAM admin's client config for the admin Jobs, its password quoted in by the program."""
+    admin_key = password_config_key(model.config.security.admin_user)
+    files = {
+        name: SecretValue(admin_key, template, secret_text.JAAS_PROPERTY, refusals)
+        for name, template in admin_client.admin_client_files(model).items()
+    }
+    metadata = {"name": model.names.admin_client_secret, "namespace": model.config.namespace}
+    return [
+        Declared(
+            "Secret",
+            "admin-client",
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _secrets(model: ClusterModel) -> list[Declared]:
     if model.config.security.client_auth != "scram-sha-512":
         return _zookeeper_jaas(model)
-    return _zookeeper_jaas(model) + [
+    # The init containers seeding SCRAM users hand each password to a Kafka tool.
+    scram_refusals = (
+        secret_text.ZOOKEEPER_SCRAM_REFUSALS
+        if model.config.quorum.kind == "zookeeper"
+        else secret_text.KRAFT_SCRAM_REFUSALS
+    )
+    users = [
         Declared(
             "Secret",
             f"user-{user}",
@@ -152,13 +208,14 @@ def _secrets(model: ClusterModel) -> list[Declared]:
                 },
                 "stringData": {
                     "username": user,
-                    "password": SecretValue(password_config_key(user)),
+                    "password": SecretValue(password_config_key(user), refusals=scram_refusals),
                 },
             },
             secret_outputs=("stringData", "data"),
         )
         for user in model.config.security.users
     ]
+    return _zookeeper_jaas(model) + _admin_client(model, scram_refusals) + users
 
 
 def _external(model: ClusterModel) -> list[Declared]:

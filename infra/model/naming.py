@@ -83,6 +83,11 @@ class Names:
         return f"{self.cluster}-dynamic-settings"
 
     @property
+    def admin_client_secret(self) -> str:
+        """The SCRAM admin's client config (its password quoted in), used by the admin Jobs."""
+        return f"{self.cluster}-admin-client"
+
+    @property
     def admin_tls_secret(self) -> str:
         """The admin's client certificate (mTLS client auth), used by the ACL Job."""
         return f"{self.cluster}-admin-tls"

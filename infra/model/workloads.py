@@ -125,8 +125,10 @@ def _format_storage_init(
                         },
                     }
                 )
+                # Quoted, the password may start and end with `"` (the tool strips one pair);
+                # what it cannot carry is refused (secret_text.KRAFT_SCRAM_REFUSALS).
                 quorum_flag += (
-                    f' --add-scram "SCRAM-SHA-512=[name={user},password=$SCRAM_PASSWORD_{i}]"'
+                    f' --add-scram "SCRAM-SHA-512=[name={user},password=\\"$SCRAM_PASSWORD_{i}\\"]"'
                 )
     else:
         quorum_flag = "--no-initial-controllers"

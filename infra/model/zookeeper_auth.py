@@ -15,34 +15,59 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from infra.config import ZOOKEEPER_QUORUM_PASSWORD_KEY
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
+from infra.model.secret_text import PASSWORD_SLOT
 from infra.model.security import scram_secret_name
 
 DIGEST_USER = "kafka"
 DIGEST_LOGIN = "org.apache.zookeeper.server.auth.DigestLoginModule"
-# Where the program puts the password into a JAAS file (see desired.SecretValue.template).
-PASSWORD_SLOT = "{password}"
 SERVER_JAAS = "server.conf"
+# The servers' logins among themselves (quorum SASL), with their own password.
+QUORUM_SERVER = "QuorumServer"
+QUORUM_LEARNER = "QuorumLearner"
+QUORUM_USER = "zookeeper"
+QUORUM_PASSWORD_SLOT = "{quorum-password}"
+QUORUM_SLOTS = {QUORUM_PASSWORD_SLOT: ZOOKEEPER_QUORUM_PASSWORD_KEY}
 CLIENT_JAAS = "client.conf"
 
 
 def server_settings() -> dict[str, str]:
-    """zoo.cfg lines: SASL is the only way in."""
+    """zoo.cfg lines: SASL is the only way in, for clients and for peers.
+
+    A server joins the ensemble (elections, following) only after logging in to its peers with
+    the quorum password, which only the servers' JAAS file holds: a broker's DIGEST login, or
+    anything else reaching the peer ports, cannot make it a voter. Switching this on in a
+    running ensemble without quorum SASL needs ZooKeeper's three rolls (enableSasl, then
+    learnerRequireSasl, then serverRequireSasl); a new ensemble starts with all three.
+    """
     return {
         "authProvider.sasl": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
         "enforce.auth.enabled": "true",
         "enforce.auth.schemes": "sasl",
         "sessionRequireClientSASLAuth": "true",
+        "quorum.auth.enableSasl": "true",
+        "quorum.auth.learnerRequireSasl": "true",
+        "quorum.auth.serverRequireSasl": "true",
+        "quorum.auth.learner.saslLoginContext": QUORUM_LEARNER,
+        "quorum.auth.server.saslLoginContext": QUORUM_SERVER,
     }
 
 
 def jaas_files() -> dict[str, str]:
-    """The Secret's files, with `PASSWORD_SLOT` where the password goes."""
-    quoted = f'"{PASSWORD_SLOT}"'
+    """The Secret's files, with `PASSWORD_SLOT` where the program puts the quoted password
+    (and `QUORUM_PASSWORD_SLOT` the servers' own, in theirs only)."""
+    quoted = PASSWORD_SLOT
+    peer = QUORUM_PASSWORD_SLOT
     return {
-        SERVER_JAAS: f"Server {{\n  {DIGEST_LOGIN} required\n  user_{DIGEST_USER}={quoted};\n}};\n",
+        SERVER_JAAS: (
+            f"Server {{\n  {DIGEST_LOGIN} required\n  user_{DIGEST_USER}={quoted};\n}};\n"
+            f"{QUORUM_SERVER} {{\n  {DIGEST_LOGIN} required\n  user_{QUORUM_USER}={peer};\n}};\n"
+            f'{QUORUM_LEARNER} {{\n  {DIGEST_LOGIN} required\n  username="{QUORUM_USER}"\n'
+            f"  password={peer};\n}};\n"
+        ),
         CLIENT_JAAS: (
             f'Client {{\n  {DIGEST_LOGIN} required\n  username="{DIGEST_USER}"\n'
             f"  password={quoted};\n}};\n"

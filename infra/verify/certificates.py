@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
+from typing import Any
 
 from infra import pki
 from infra.pki import Authority
@@ -27,3 +28,20 @@ def issue(
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "keystore.pem").write_bytes(key_pem + cert_pem)
     (directory / "ca.crt").write_bytes(authority.pem)
+
+
+def issue_admin(authority: Authority, topology: dict[str, Any], workdir: Path) -> Path | None:
+    """With mTLS clients, the admin's client certificate (CN = admin user, client auth only) as
+    cert-manager writes the rendered admin Certificate's Secret: tls.crt, tls.key, ca.crt."""
+    security = topology["security"]
+    if security["client_auth"] != "mtls":
+        return None
+    key_pem, cert_pem = pki.sign(
+        authority, security["admin_user"], [], [], VALIDITY, usages=("client auth",)
+    )
+    directory = workdir / "admin-tls"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tls.key").write_bytes(key_pem)
+    (directory / "tls.crt").write_bytes(cert_pem)
+    (directory / "ca.crt").write_bytes(authority.pem)
+    return directory

@@ -23,6 +23,7 @@ class ClientAccess:
     topology: dict[str, Any]
     password: str
     ca_file: Path
+    admin_tls: Path | None  # mTLS: the admin's tls.crt, tls.key, ca.crt
     client_host: Host
 
     @property
@@ -30,10 +31,27 @@ class ClientAccess:
         port = self.topology["ports"]["client"]
         return [f"{b['client_host']}:{port}" for b in self.topology["brokers"]]
 
+    def _tls(self) -> dict[str, str]:
+        """Trust the stack's CA and check the broker's name against its certificate."""
+        return {
+            "ssl.ca.location": str(self.ca_file),
+            "ssl.endpoint.identification.algorithm": "https",
+        }
+
     def internal_security(self) -> dict[str, str]:
-        """The admin's SCRAM login on the CLIENT listener, over TLS when the stack says so."""
+        """The admin on the CLIENT listener: its SCRAM login, over TLS when the stack says so,
+        or with mTLS its client certificate (the one the rendered admin Certificate asks for)."""
         security = self.topology["security"]
         protocol = security.get("client_protocol", "SASL_PLAINTEXT")
+        if protocol == "SSL":
+            if self.admin_tls is None:
+                raise VerifyError("mTLS clients need the admin's client certificate")
+            return {
+                "security.protocol": "SSL",
+                **self._tls(),
+                "ssl.certificate.location": str(self.admin_tls / "tls.crt"),
+                "ssl.key.location": str(self.admin_tls / "tls.key"),
+            }
         settings = {
             "security.protocol": protocol,
             "sasl.mechanism": "SCRAM-SHA-512",
@@ -41,15 +59,15 @@ class ClientAccess:
             "sasl.password": self.password,
         }
         if protocol == "SASL_SSL":
-            settings["ssl.ca.location"] = str(self.ca_file)
+            settings.update(self._tls())
         return settings
 
     def external_security(self) -> dict[str, str]:
-        return {
-            **self.internal_security(),
-            "security.protocol": "SASL_SSL",
-            "ssl.ca.location": str(self.ca_file),
-        }
+        """EXTERNAL is TLS whatever CLIENT is: SCRAM over it, or the client certificate."""
+        internal = self.internal_security()
+        if internal["security.protocol"] == "SSL":
+            return internal
+        return {**internal, "security.protocol": "SASL_SSL", **self._tls()}
 
     @property
     def bootstrap(self) -> str:

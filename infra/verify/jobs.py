@@ -38,6 +38,8 @@ def run_job(
         entry["certificate"]["secret"]: cluster.node(entry["name"]).workdir / "tls"
         for entry in (*cluster.topology["brokers"], *cluster.topology["quorum_nodes"])
     }
+    if cluster.admin_tls is not None:
+        issued[cluster.topology["security"]["admin_tls_secret"]] = cluster.admin_tls
     mounts = pods.secret_volumes(pod, cluster.secrets, workdir, issued)
     container = pod["containers"][0]
     paths = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}

@@ -47,9 +47,10 @@ def overlays(targets: list[str]) -> list[PurePosixPath]:
 
 
 def mount_script(
-    mounts: list[tuple[Path, str]], scratch: Path, namespace: str, command: str
+    mounts: list[tuple[Path, str]], scratch: Path, namespace: str | None, command: str
 ) -> str:
-    """Shell lines for `ip netns exec <namespace> sh -c`: cover, create, bind, then exec."""
+    """Shell lines for `ip netns exec <namespace> sh -c` (or, with no namespace, a mount
+    namespace on the host's network): cover, create, bind, then exec."""
     covered = overlays([target for _, target in mounts])
     for source, _ in mounts:
         inside = [d for d in covered if _covers(d, PurePosixPath(source.resolve()))]
@@ -66,8 +67,8 @@ def mount_script(
         options = f"lowerdir={directory},upperdir={upper},workdir={work}"
         lines.append(f"mount -t overlay overlay -o {q(options)} {q(str(directory))}")
     # The overlay hides what `ip netns exec` bound over /etc (the host's names): bind it again.
-    netns_files = NETNS_ETC / namespace
-    for path in sorted(netns_files.iterdir()) if netns_files.is_dir() else []:
+    netns_files = NETNS_ETC / namespace if namespace else None
+    for path in sorted(netns_files.iterdir()) if netns_files and netns_files.is_dir() else []:
         if any(_covers(d, PurePosixPath("/etc", path.name)) for d in covered):
             lines.append(f"mount --bind {q(str(path))} {q('/etc/' + path.name)}")
     for source, target in mounts:

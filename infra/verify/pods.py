@@ -9,8 +9,13 @@ the node's network and mount namespaces. The Kafka image's tools are stood in fo
 at the same path (/opt/kafka/bin) that start the same main class on the cached jars, with the
 same `KAFKA_OPTS`/`KAFKA_HEAP_OPTS` the image's scripts pass on.
 
-Not run here: the keystore and JMX agent init containers (the harness issues PEM files itself
-and mounts the pinned agent jar at the path the image or that init container puts it).
+The JMX agent init container (`jmx_agent: download`) runs as rendered too, with the host's
+network (its only way out) and the host's busybox standing in for the image's: it fetches the
+jar from the rendered Maven repository into the pod's emptyDir, checks its sha256 and the JVM
+loads what it fetched. With `jmx_agent: bundled` the image holds the agent: the harness mounts
+the pinned jar scripts/kafka/fetch.sh cached at the path the image has it.
+
+Not run here: the keystore init container (the harness issues PEM files itself).
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ from infra.image_config import JMX_AGENT_VERSION
 from infra.toolchain import cache_dir
 from infra.verify.errors import VerifyError
 
-RUN_HERE = ("format-storage", "scram-users")
+RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
+# Init containers that reach outside the cluster (the JMX agent from its Maven repository): the
+# harness's networks have no route out, so they get the host's network (a pod's egress through
+# its node), still in a mount namespace of their own with the pod's volumes.
+HOST_NETWORK = ("jmx-agent",)
 # The image's bin/*.sh scripts the rendered commands call: the classes each one may start (the
 # first the release has; Kafka 4 moved some into org.apache.kafka.tools) and the arguments it
 # puts first (zookeeper-shell.sh passes `-server` itself).
@@ -153,6 +162,11 @@ def jvm_options(pod: dict[str, Any]) -> str:
         for variable in container.get("env", [])
         if variable["name"] in ("KAFKA_OPTS", "SERVER_JVMFLAGS") and "value" in variable
     )
+
+
+def fetches_agent(pod: dict[str, Any]) -> bool:
+    """The pod's agent comes from its init container, not from the image."""
+    return any(c["name"] == "jmx-agent" for c in pod.get("initContainers", []))
 
 
 def jmx_agent_dir() -> Path:

@@ -195,6 +195,7 @@ class ProcessCluster(ClientAccess):
         self.ca_file = self.workdir / "ca.crt"
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.ca_file.write_bytes(authority.pem)
+        self.admin_tls = certificates.issue_admin(authority, self.topology, self.workdir)
         for node in self.nodes:
             # The names and addresses the rendered Certificate asks cert-manager for.
             wanted = node.entry["certificate"]
@@ -218,7 +219,13 @@ class ProcessCluster(ClientAccess):
         pairs += [
             (node.workdir / "tls", paths["tls"]),
             (node.workdir / "metadata", paths["metadata"]),
-            (self.agent_dir, paths["jmx_agent"]),
+            # The pod's emptyDir its init container fills, or the jar the image would hold.
+            (
+                node.workdir / "jmx-agent"
+                if pods.fetches_agent(self._pod(node))
+                else self.agent_dir,
+                paths["jmx_agent"],
+            ),
         ]
         pairs += [(node.workdir / Path(d).name, d) for d in paths["data"]]
         return pairs
@@ -236,7 +243,8 @@ class ProcessCluster(ClientAccess):
     def _run_init_containers(self, node: Node) -> None:
         for container in pods.init_containers(self.render_dir, node.name):
             env = pods.environment(container, self.secrets)
-            self._run_in(node, pods.command(container), env=env)
+            host_network = container["name"] in pods.HOST_NETWORK
+            self._run_in(node, pods.command(container), env=env, host_network=host_network)
 
     def _prepare_dirs(self, node: Node) -> None:
         # Only the run's own folders: the in-pod paths exist only inside the process's mounts.
@@ -245,10 +253,9 @@ class ProcessCluster(ClientAccess):
         if node.role == "zookeeper":
             (node.workdir / "data" / "myid").write_text(f"{node.entry['node_id']}\n")
 
-    def _mount_script(self, node: Node, command: str) -> str:
-        return mount_script(
-            self._mounts(node), node.workdir / "mounts", node.host.namespace, command
-        )
+    def _mount_script(self, node: Node, command: str, host_network: bool = False) -> str:
+        namespace = None if host_network else node.host.namespace
+        return mount_script(self._mounts(node), node.workdir / "mounts", namespace, command)
 
     def _java(self, main: str, *args: str, options: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
@@ -272,11 +279,19 @@ class ProcessCluster(ClientAccess):
         return f"{node.entry['paths']['config']}/{name}"
 
     def _run_in(
-        self, node: Node, command: str, env: dict[str, str] | None = None, timeout: float = 180
+        self,
+        node: Node,
+        command: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 180,
+        host_network: bool = False,
     ) -> str:
-        script = self._mount_script(node, f"sh -c {shlex.quote(command)}")
+        script = self._mount_script(node, f"sh -c {shlex.quote(command)}", host_network)
+        enter = ["ip", "netns", "exec", node.host.namespace]
+        if host_network:  # a mount namespace of its own, as `ip netns exec` gives the others
+            enter = ["unshare", "--mount", "--propagation", "slave"]
         result = subprocess.run(
-            ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script],
+            [*enter, "sh", "-c", script],
             capture_output=True,
             text=True,
             timeout=timeout,

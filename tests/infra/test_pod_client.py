@@ -23,7 +23,6 @@ from infra.localcluster.pod_client import (
     parse_describe,
 )
 from infra.localcluster.real_stack import write_real_node_stack
-from infra.model import acls
 from infra.model.cluster import ClusterModel
 
 DESCRIBE = (
@@ -47,8 +46,6 @@ def test_client_pod_runs_the_stacks_image_with_its_admin_secret_and_ca(
     pod = client_pod(model, "client", {"10.96.0.9": external_host_names(model)})
     container = pod["spec"]["containers"][0]
     assert container["image"] == "localhost/kafkastack/kafka:4.3.1"  # the brokers' image
-    password = container["env"][0]["valueFrom"]["secretKeyRef"]
-    assert password == {"name": "kafka-user-admin", "key": "password"}
     ca = next(v for v in pod["spec"]["volumes"] if v["name"] == "ca")
     assert ca["secret"]["secretName"] == model.names.tls_secret(model.brokers[0].workload)
     # External names resolve to HAProxy's Service, as a client's DNS would to its balancer.
@@ -56,10 +53,11 @@ def test_client_pod_runs_the_stacks_image_with_its_admin_secret_and_ca(
     assert aliases["ip"] == "10.96.0.9"
     assert aliases["hostnames"][0] == "bootstrap.kafka.local.kafkastack.dev"
     assert len(aliases["hostnames"]) == 1 + len(model.brokers)
-    # The login is the ACL Job's own (SCRAM over TLS, the password from the environment).
+    # The login is the admin Jobs' own: their client config Secret, the password quoted in.
     script = client_script(model)
-    assert all(line in script for line in acls.client_properties(model))
-    assert "security.protocol=SASL_SSL" in script and f"cat > {CLIENT_PROPERTIES}" in script
+    admin = next(v for v in pod["spec"]["volumes"] if v["name"] == "admin-client")
+    assert admin["secret"]["secretName"] == model.names.admin_client_secret
+    assert f"cp /etc/kafka/admin-client/admin.properties {CLIENT_PROPERTIES}" in script
 
 
 def test_describe_output_becomes_leaders_and_in_sync_sets() -> None:

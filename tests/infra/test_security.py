@@ -158,15 +158,19 @@ def test_the_acl_job_adds_each_grant_as_the_admin_over_tls() -> None:
     job = by_kind(model, "Job")["kafka-acls"]
     container = job["spec"]["template"]["spec"]["containers"][0]
     script = container["command"][2]
-    assert "security.protocol=SASL_SSL" in script
-    assert 'username="admin" password="$ADMIN_PASSWORD"' in script
+    # The admin's client config is a Secret the program fills (the password quoted in).
+    client = by_kind(model, "Secret")["kafka-admin-client"]["stringData"]["admin.properties"]
+    assert "security.protocol=SASL_SSL" in client.template
+    assert 'username="admin" password={password};' in client.template
+    assert "--command-config /etc/kafka/admin-client/admin.properties" in script
     assert (
         "--add --force --allow-principal User:orders --operation Read --operation Write "
         "--operation Describe --topic orders. --resource-pattern-type prefixed" in script
     )
     assert "--group orders-app --resource-pattern-type literal" in script
     assert "kafka-bootstrap.kafka.svc.cluster.local:9092" in script
-    assert container["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "kafka-user-admin"
+    volumes = job["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "admin-client", "secret": {"secretName": "kafka-admin-client"}} in volumes
     assert acls.acl_job(model_of("prod")) is None  # nothing to grant, no Job
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra import render
 from infra.model import workloads
 from infra.model.broker_config import broker_properties
 from infra.model.cluster import ClusterModel
@@ -93,3 +94,25 @@ def test_the_jaas_files_come_from_secret_config_never_from_the_render() -> None:
         assert isinstance(value, SecretValue) and value.key == "password-zookeeper"
         assert "{password}" in value.template
     assert "stringData" in jaas.secret_outputs
+
+
+def test_zookeeper_servers_log_in_to_each_other_with_a_password_brokers_never_get() -> None:
+    model = model_of()
+    zoo = zookeeper_config(model, model.quorum[0]).splitlines()
+    for line in (
+        "quorum.auth.enableSasl=true",
+        "quorum.auth.learnerRequireSasl=true",
+        "quorum.auth.serverRequireSasl=true",
+        "quorum.auth.learner.saslLoginContext=QuorumLearner",
+        "quorum.auth.server.saslLoginContext=QuorumServer",
+    ):
+        assert line in zoo
+    files = render.manifests(
+        config_of("dev", **ZOOKEEPER),
+        {"password-zookeeper": "client-secret", "password-zookeeper-quorum": "peer-secret"},
+    )[("Secret", "kafka-zookeeper-jaas")]["stringData"]
+    server = files["server.conf"]
+    assert "QuorumServer {" in server and 'user_zookeeper="peer-secret";' in server
+    assert "QuorumLearner {" in server and 'password="peer-secret";' in server
+    assert 'user_kafka="client-secret";' in server
+    assert "peer-secret" not in files["client.conf"]  # what brokers mount

@@ -38,14 +38,17 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
     }
 
 
-def start_cluster(tmp: Path, brokers: int, **overrides: Any) -> ProcessCluster:
+def start_cluster(
+    tmp: Path, brokers: int, passwords: dict[str, str] | None = None, **overrides: Any
+) -> ProcessCluster:
+    """`passwords`: secret config by key (`password-<user>`); by default the placeholder."""
     problem = network.available()
     if problem:
         pytest.fail(problem)
     if shutil.which("haproxy") is None:
         pytest.fail("haproxy is missing: run scripts/install-system-deps.sh")
     config = config_of("local", **stack_values(brokers, **overrides))
-    render.write(config, tmp / "render")
+    render.write(config, tmp / "render", render.manifests(config, passwords))
     cluster = ProcessCluster(tmp / "render", tmp / "run")
     try:
         cluster.start()

@@ -6,8 +6,11 @@ raft-metrics on every node, the request handler pools' idle share, broker and co
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
+from infra.image_config import JMX_AGENT_SHA256
 from infra.verify.processes import ProcessCluster
 
 pytestmark = pytest.mark.kafka
@@ -43,3 +46,14 @@ def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessClust
     for values in quorum:
         assert 0 <= values["kafka_server_controllerrequesthandleravgidlepercent"] <= 1
     assert sum(v["kafka_controller_kafkacontroller_activecontrollercount"] for v in quorum) == 1
+
+
+def test_the_agent_is_the_jar_each_pods_init_container_fetched(kraft: ProcessCluster) -> None:
+    """`jmx_agent: download`: the rendered init container ran (wget from the rendered Maven
+    repository, sha256 check) and the JVM above served metrics from what it put in the pod's
+    emptyDir."""
+    for node in kraft.nodes:
+        fetched = node.workdir / "jmx-agent"
+        assert sorted(p.name for p in fetched.iterdir()) == ["jmx_prometheus_javaagent.jar"]
+        digest = hashlib.sha256((fetched / "jmx_prometheus_javaagent.jar").read_bytes())
+        assert digest.hexdigest() == JMX_AGENT_SHA256, node.name

@@ -1,0 +1,90 @@
+"""mTLS clients (`security.client_auth: mtls`) as the stack renders them: every listener SSL
+with client certificates required, the admin's certificate the rendered admin Certificate asks
+for, and hostname verification on, through the stack's own bootstrap name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from infra.verify.jobs import run_job
+from infra.verify.processes import ProcessCluster
+from tests.kafka.conftest import start_cluster
+
+pytestmark = pytest.mark.kafka
+
+GRANTS = [{"user": "admin", "resource": "topic", "name": "granted", "operations": ["Read"]}]
+
+
+@pytest.fixture(scope="module")
+def mutual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
+    cluster = start_cluster(
+        tmp_path_factory.mktemp("mtls"),
+        brokers=3,
+        security={
+            "client_auth": "mtls",
+            "users": ["admin"],
+            "client_tls": True,
+            "authorization": True,
+            "acls": GRANTS,
+        },
+    )
+    yield cluster
+    cluster.close()
+
+
+def bootstrap_name(cluster: ProcessCluster) -> str:
+    """The stack's `bootstrap` output: the in-cluster bootstrap Service's name."""
+    return f"{cluster.topology['bootstrap_host']}:{cluster.topology['ports']['client']}"
+
+
+def produce(cluster: ProcessCluster, bootstrap: str, security: dict[str, Any]) -> dict[str, Any]:
+    return cluster.client_process(
+        {
+            "op": "produce",
+            "bootstrap": bootstrap,
+            "security": security,
+            "topic": "mtls",
+            "count": 5,
+            "message_timeout_ms": 10000,
+            "flush_timeout_s": 15,
+        },
+        timeout=90,
+    )
+
+
+def test_a_client_certificate_writes_and_reads_through_the_bootstrap_name(
+    mutual: ProcessCluster,
+) -> None:
+    security = mutual.internal_security()
+    assert security["security.protocol"] == "SSL"
+    assert security["ssl.endpoint.identification.algorithm"] == "https"
+    bootstrap = bootstrap_name(mutual)
+    created = mutual.client("create_topic", bootstrap=bootstrap, topic="mtls", partitions=3, rf=3)
+    assert created["ok"], created
+    acked = produce(mutual, bootstrap, security)["acked"]
+    assert len(acked) == 5
+    read = mutual.client("consume", bootstrap=bootstrap, topic="mtls", expect=5)
+    assert len(read["records"]) == 5
+
+
+def test_a_client_without_a_certificate_is_refused(mutual: ProcessCluster) -> None:
+    security = {
+        k: v
+        for k, v in mutual.internal_security().items()
+        if not k.endswith(("certificate.location", "key.location"))
+    }
+    assert produce(mutual, bootstrap_name(mutual), security)["acked"] == []
+
+
+def test_a_name_the_certificate_lacks_fails_hostname_verification(mutual: ProcessCluster) -> None:
+    # The first broker's address on the client network: no certificate names it.
+    address = mutual.brokers[0].host.client_ip
+    bootstrap = f"{address}:{mutual.topology['ports']['client']}"
+    assert produce(mutual, bootstrap, mutual.internal_security())["acked"] == []
+
+
+def test_the_acl_job_runs_as_the_admin_certificate(mutual: ProcessCluster) -> None:
+    run_job(mutual, "kafka-acls")  # kafka-acls.sh over SSL to the bootstrap name, as rendered
