@@ -62,6 +62,8 @@ def _declare(
         options["protect"] = True
     if obj.retain_on_delete:
         options["retain_on_delete"] = True
+    if obj.ignore_changes:
+        options["ignore_changes"] = list(obj.ignore_changes)
     if obj.secret_outputs:
         options["additional_secret_outputs"] = list(obj.secret_outputs)
     return declare(obj.kind, name, _with_secrets(obj.manifest, secrets), parent, **options)

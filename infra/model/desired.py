@@ -15,6 +15,7 @@ from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
 from infra.model import (
     access,
     acls,
+    claims,
     labels,
     networks,
     pod_security,
@@ -52,6 +53,8 @@ class Declared:
     # Logical names of objects of the same concern that Pulumi creates or updates (and, unless
     # skip_await, waits to be ready) before this one: what makes a roll one node at a time.
     after: tuple[str, ...] = ()
+    # Input paths whose deployed value the engine keeps (what a later change must not replace).
+    ignore_changes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,26 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     return [
         # The rendered configuration, mounted read-only at the paths the properties name.
         Declared("ConfigMap", f"{node.workload}-config", config),
-        # The workload holds a node's identity (id, rack, address): its name stays stable.
-        Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
+        # The workload holds a node's identity (id, rack, address): its name stays stable. Its
+        # claim templates keep the size they were created with; the claims themselves grow.
+        Declared(
+            "StatefulSet",
+            node.workload,
+            manifest,
+            protect=model.config.protected,
+            ignore_changes=claims.template_size_paths(manifest),
+        ),
+    ] + [
+        # Each claim at the current size, once its StatefulSet exists: a larger size expands
+        # the volume in place. `pulumi destroy` leaves the claim (and its log) as it is.
+        Declared(
+            "PersistentVolumeClaimPatch",
+            claim["metadata"]["name"],
+            claim,
+            retain_on_delete=True,
+            after=(node.workload,),
+        )
+        for claim in claims.claim_patches(model.names, manifest)
     ]
 
 
@@ -101,7 +122,7 @@ def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
     for obj in objects:
         if obj.kind == "StatefulSet":
             if previous is not None:
-                obj = replace(obj, after=(previous,))
+                obj = replace(obj, after=(*obj.after, previous))
             previous = obj.logical
         chained.append(obj)
     return chained
