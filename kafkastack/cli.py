@@ -13,6 +13,7 @@ import typer
 from kafkastack import (
     cluster_commands,
     demo_commands,
+    growth_commands,
     provision_commands,
     sizing_commands,
     verify_commands,
@@ -42,6 +43,7 @@ for group in (
     provision_commands,
     cluster_commands,
     verify_commands,
+    growth_commands,
     demo_commands,
 ):
     group.register(app)

@@ -44,6 +44,14 @@ class Plan:
         """Bytes copied: each new replica copies its partition's log (size of the leader's)."""
         return sum(sizes.get((m.topic, m.partition), 0) * len(m.added) for m in self.moves)
 
+    def bytes_per_broker(self, sizes: dict[Partition, int]) -> dict[int, int]:
+        """Bytes each broker receives: a per-broker replication throttle bounds each of these."""
+        into: dict[int, int] = {}
+        for m in self.moves:
+            for broker in m.added:
+                into[broker] = into.get(broker, 0) + sizes.get((m.topic, m.partition), 0)
+        return into
+
     def reassignment_json(self) -> dict[str, object]:
         """The document Kafka's reassignment tool and API take."""
         return {
