@@ -25,6 +25,8 @@ def test_growing_brokers_through_apply_sizing_previews_as_additions_only(
     assert "| create | StatefulSet | kafka-broker-3 |" in comment
     assert "| replace |" not in comment and "| delete |" not in comment
     assert "data-loss risk" not in comment
+    # Kafka leaves existing partitions where they are: the comment names the step that is due.
+    assert "**Brokers 3 → 5**" in comment and "kafkastack rebalance --stack staging" in comment
 
 
 def test_a_program_change_that_replaces_brokers_is_flagged(
