@@ -45,7 +45,12 @@ def stack_file(stacks_dir: Path, stack: str, values: dict[str, Any]) -> Path:
 
 
 def _rebalance(
-    cluster: ProcessCluster, stacks_dir: Path, stack: str, throttle_mb_s: float, *extra: str
+    cluster: ProcessCluster,
+    stacks_dir: Path,
+    stack: str,
+    throttle_mb_s: float,
+    *extra: str,
+    command_name: str = "rebalance",
 ) -> subprocess.Popen[str]:
     login = cluster.workdir / "admin-client.properties"
     login.write_text(
@@ -55,7 +60,7 @@ def _rebalance(
     command = [
         *("ip", "netns", "exec", cluster.client_host.namespace, sys.executable, "-c"),
         "from kafkastack.cli import app; app()",
-        *("rebalance", "--stack", stack, "--stacks-dir", str(stacks_dir)),
+        *(command_name, "--stack", stack, "--stacks-dir", str(stacks_dir)),
         *("--bootstrap", cluster.bootstrap, "--client-config", str(login)),
         *("--throttle", f"{throttle_mb_s:g}", *extra),
     ]
@@ -148,4 +153,18 @@ def dry_run(cluster: ProcessCluster, stacks_dir: Path, stack: str) -> str:
             f"rebalance --dry-run exited {process.returncode} after "
             f"{time.monotonic() - started:.0f} s: {output[-2000:]}"
         )
+    return output
+
+
+def drain(
+    cluster: ProcessCluster, stacks_dir: Path, stack: str, brokers: list[int], throttle_mb_s: float
+) -> str:
+    """`kafkastack drain --brokers …` against the running cluster; what it printed."""
+    ids = ",".join(map(str, brokers))
+    process = _rebalance(
+        cluster, stacks_dir, stack, throttle_mb_s, "--brokers", ids, command_name="drain"
+    )
+    output = process.communicate(timeout=900)[0]
+    if process.returncode != 0:
+        raise VerifyError(f"kafkastack drain exited {process.returncode}: {output[-2000:]}")
     return output

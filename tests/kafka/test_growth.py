@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.verify.growth import dry_run, grow, stack_file
+from infra.verify.growth import drain, dry_run, grow, stack_file
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import base_values
 from tests.kafka.checks import assert_exactly_once_in_order
@@ -26,8 +26,8 @@ def stacks(tmp_path: Path) -> Path:
 def test_rebalance_spreads_replicas_over_new_brokers_throttled_losing_nothing(
     kraft: ProcessCluster, stacks: Path
 ) -> None:
-    run = grow(kraft, stacks, "local", "growth", throttle_mb_s=2, records=3000)
-    assert "throttled at 2000000 B/s" in run.output, run.output
+    run = grow(kraft, stacks, "local", "growth", throttle_mb_s=1, records=6000)
+    assert "throttled at 1000000 B/s" in run.output, run.output
     replicas = [p["replicas"] for p in run.partitions.values()]
     for partition in replicas:
         assert len({run.racks[b] for b in partition}) == 3, replicas  # one replica per zone
@@ -38,10 +38,29 @@ def test_rebalance_spreads_replicas_over_new_brokers_throttled_losing_nothing(
     assert all(len(p["isrs"]) == 3 for p in run.partitions.values())
     # The brokers carried the throttle while replicas moved, and Kafka lifted it at the end.
     assert run.throttle_seen and all(
-        "2000000" in rates.values() for rates in run.throttle_seen.values()
+        "1000000" in rates.values() for rates in run.throttle_seen.values()
     ), run.throttle_seen
     assert run.throttle_left == {}, run.throttle_left
     assert run.bytes_moved > 0
     assert_exactly_once_in_order(run.acked, run.consumed)
     # Balanced now: a second rebalance finds nothing to move.
     assert "0 partition(s) to move" in dry_run(kraft, stacks, "local")
+
+
+def test_drain_empties_a_broker_keeping_racks_apart(kraft: ProcessCluster, stacks: Path) -> None:
+    # Runs after the rebalance above: broker 4 holds replicas of the growth topic now.
+    before = kraft.client("describe", topic="growth")["partitions"]
+    assert any(4 in p["replicas"] for p in before.values()), before
+    acked = kraft.client("produce", topic="growth", count=500)["acked"]
+    output = drain(kraft, stacks, "local", [4], throttle_mb_s=5)
+    assert "bytes copied per receiving broker" in output, output
+    after = kraft.client("describe", topic="growth")["partitions"]
+    racks = {b["node_id"]: b["zone"] for b in kraft.topology["brokers"]}
+    for partition in after.values():
+        assert 4 not in partition["replicas"] and 4 not in partition["isrs"], after
+        assert len({racks[b] for b in partition["replicas"]}) == 3, after
+    assert kraft.client("throttles", brokers=sorted(racks))["throttles"] == {
+        str(b): {} for b in racks
+    }
+    records = kraft.client("consume", topic="growth", expect=len(acked), timeout_s=120)["records"]
+    assert {a[1] for a in acked} <= {r[1] for r in records}
