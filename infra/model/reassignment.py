@@ -124,9 +124,17 @@ def plan(
 
 
 def _spread(new: dict[Partition, list[int]], racks: dict[int, str], count: Counter[int]) -> None:
-    """Move single replicas from fuller to emptier brokers while the gap is two or more."""
+    """Move single replicas from fuller to emptier brokers while the gap is two or more.
+
+    A broker found with no move it may make (the only one of its rack, say) is skipped until
+    no other broker can move either; then every broker is tried once more, so the plan ends
+    only when no move is left at all."""
+    stuck: set[int] = set()
     while True:
-        move = _best_move(new, racks, count)
+        move = _best_move(new, racks, count, stuck)
+        if move is None and stuck:
+            stuck.clear()
+            move = _best_move(new, racks, count, stuck)
         if move is None:
             return
         p, donor, taker = move
@@ -137,10 +145,14 @@ def _spread(new: dict[Partition, list[int]], racks: dict[int, str], count: Count
 
 
 def _best_move(
-    new: dict[Partition, list[int]], racks: dict[int, str], count: Counter[int]
+    new: dict[Partition, list[int]], racks: dict[int, str], count: Counter[int], stuck: set[int]
 ) -> tuple[Partition, int, int] | None:
     for donor in sorted(count, key=lambda b: (-count[b], b)):
+        if donor in stuck:
+            continue
         takers = sorted((b for b in count if count[donor] - count[b] >= 2), key=lambda b: count[b])
+        if not takers:
+            continue
         for p, replicas in new.items():
             if donor not in replicas:
                 continue
@@ -148,6 +160,7 @@ def _best_move(
             for taker in takers:
                 if _fits(taker, replicas, racks, donor, apart):
                     return p, donor, taker
+        stuck.add(donor)
     return None
 
 
