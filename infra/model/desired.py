@@ -15,7 +15,6 @@ from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
 from infra.model import (
     access,
     acls,
-    claims,
     labels,
     networks,
     pod_security,
@@ -27,6 +26,7 @@ from infra.model import (
 )
 from infra.model.access import SKIP_AWAIT
 from infra.model.broker_config import super_users
+from infra.model.claims import claim_patches, template_size_paths
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -88,26 +88,8 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     return [
         # The rendered configuration, mounted read-only at the paths the properties name.
         Declared("ConfigMap", f"{node.workload}-config", config),
-        # The workload holds a node's identity (id, rack, address): its name stays stable. Its
-        # claim templates keep the size they were created with; the claims themselves grow.
-        Declared(
-            "StatefulSet",
-            node.workload,
-            manifest,
-            protect=model.config.protected,
-            ignore_changes=claims.template_size_paths(manifest),
-        ),
-    ] + [
-        # Each claim at the current size, once its StatefulSet exists: a larger size expands
-        # the volume in place. `pulumi destroy` leaves the claim (and its log) as it is.
-        Declared(
-            "PersistentVolumeClaimPatch",
-            claim["metadata"]["name"],
-            claim,
-            retain_on_delete=True,
-            after=(node.workload,),
-        )
-        for claim in claims.claim_patches(model.names, manifest)
+        # The workload holds a node's identity (id, rack, address): its name stays stable.
+        Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
     ]
 
 
@@ -122,7 +104,7 @@ def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
     for obj in objects:
         if obj.kind == "StatefulSet":
             if previous is not None:
-                obj = replace(obj, after=(*obj.after, previous))
+                obj = replace(obj, after=(previous,))
             previous = obj.logical
         chained.append(obj)
     return chained
@@ -148,6 +130,30 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
             secret_outputs=("stringData", "data"),
         )
     ]
+
+
+def _growing_claims(model: ClusterModel, objects: list[Declared]) -> tuple[Declared, ...]:
+    """The objects with each StatefulSet's claims declared as patches at the current size, so
+    a larger volume expands them in place; the StatefulSets' claim templates keep the size they
+    were created with (infra/model/claims.py says why)."""
+    grown: list[Declared] = []
+    for obj in objects:
+        if obj.kind != "StatefulSet":
+            grown.append(obj)
+            continue
+        grown.append(replace(obj, ignore_changes=template_size_paths(obj.manifest)))
+        grown += [
+            # Once its StatefulSet exists; `pulumi destroy` leaves the claim (and its log) alone.
+            Declared(
+                "PersistentVolumeClaimPatch",
+                claim["metadata"]["name"],
+                claim,
+                retain_on_delete=True,
+                after=(obj.logical,),
+            )
+            for claim in claim_patches(model.names, obj.manifest)
+        ]
+    return tuple(grown)
 
 
 def _secrets(model: ClusterModel) -> list[Declared]:
@@ -309,14 +315,14 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         Concern(
             "quorum",
             "kafkastack:quorum:MetadataQuorum",
-            tuple(quorum),
+            _growing_claims(model, quorum),
             after=workload_deps,
             outputs={"kind": c.quorum.kind, "nodes": {n.workload: n.zone for n in model.quorum}},
         ),
         Concern(
             "brokers",
             "kafkastack:brokers:BrokerPool",
-            tuple(brokers),
+            _growing_claims(model, brokers),
             # The quorum rolls first (Kafka's upgrade order), the brokers after it.
             after=(*workload_deps, "quorum"),
             outputs={"zones": {b.workload: b.zone for b in model.brokers}},

@@ -22,13 +22,7 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
-    AdminClient,
-    ConfigResource,
-    ConfigSource,
-    NewTopic,
-    ResourceType,
-)
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 
 def _base(req: dict[str, Any]) -> dict[str, Any]:
@@ -197,27 +191,6 @@ def elect_preferred(req: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "errors": {str(tp.partition): str(e) for tp, e in outcome.items() if e}}
 
 
-THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
-
-
-def throttles(req: dict[str, Any]) -> dict[str, Any]:
-    """The replication throttle rates set on each broker (dynamic broker config), if any."""
-    admin = AdminClient(_base(req))
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in req["brokers"]]
-    found: dict[str, dict[str, str]] = {}
-    for resource, future in admin.describe_configs(resources, request_timeout=30).items():
-        entries = future.result(timeout=60)
-        # Only what someone set: a rate left at its default is no throttle.
-        found[resource.name] = {
-            name: str(entries[name].value)
-            for name in THROTTLE_RATES
-            if name in entries
-            and ConfigSource(entries[name].source)
-            in (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-        }
-    return {"throttles": found}
-
-
 def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
     """Speak plaintext Kafka to a TLS port: the connection must be refused or closed."""
     # ApiVersions v0 request: size, api key 18, version 0, correlation id 1, client id "probe".
@@ -240,16 +213,7 @@ def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
 
 OPERATIONS = {
     f.__name__: f
-    for f in (
-        create_topic,
-        describe,
-        produce,
-        consume,
-        leader_of,
-        elect_preferred,
-        throttles,
-        plaintext_probe,
-    )
+    for f in (create_topic, describe, produce, consume, leader_of, elect_preferred, plaintext_probe)
 }
 
 

@@ -69,6 +69,26 @@ def _rebalance(
     )
 
 
+def throttles(cluster: ProcessCluster, brokers: list[int]) -> dict[str, dict[str, str]]:
+    """Broker id → the replication throttle rates set on it, asked from the client host."""
+    request = {"bootstrap": cluster.bootstrap, "security": cluster.internal_security()}
+    done = subprocess.run(
+        [
+            *("ip", "netns", "exec", cluster.client_host.namespace, sys.executable, "-m"),
+            *("infra.verify.throttles", json.dumps({**request, "brokers": brokers})),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+    )
+    if done.returncode != 0:
+        raise VerifyError(f"reading the throttles failed: {done.stderr[-1500:]}")
+    reply: dict[str, dict[str, str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return reply
+
+
 def grow(
     cluster: ProcessCluster,
     stacks_dir: Path,
@@ -110,7 +130,7 @@ def grow(
     seen: dict[str, dict[str, str]] = {}
     while rebalance.poll() is None:
         # What the brokers say while the moves run: the throttle Kafka's tool set.
-        rates = cluster.client("throttles", brokers=brokers)["throttles"]
+        rates = throttles(cluster, brokers)
         for broker, set_rates in rates.items():
             if set_rates:
                 seen[broker] = set_rates
@@ -126,7 +146,7 @@ def grow(
     moved = MOVED.search(output)
     if moved is None:
         raise VerifyError(f"kafkastack rebalance moved nothing: {output[-2000:]}")
-    left = cluster.client("throttles", brokers=brokers)["throttles"]
+    left = throttles(cluster, brokers)
     described = cluster.client("describe", topic=topic)
     consumed = cluster.client("consume", topic=topic, expect=len(acked), timeout_s=180)
     return GrowthRun(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.verify.growth import drain, dry_run, grow, stack_file
+from infra.verify.growth import drain, dry_run, grow, stack_file, throttles
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import base_values
 from tests.kafka.checks import assert_exactly_once_in_order
@@ -59,8 +59,6 @@ def test_drain_empties_a_broker_keeping_racks_apart(kraft: ProcessCluster, stack
     for partition in after.values():
         assert 4 not in partition["replicas"] and 4 not in partition["isrs"], after
         assert len({racks[b] for b in partition["replicas"]}) == 3, after
-    assert kraft.client("throttles", brokers=sorted(racks))["throttles"] == {
-        str(b): {} for b in racks
-    }
+    assert throttles(kraft, sorted(racks)) == {str(b): {} for b in racks}
     records = kraft.client("consume", topic="growth", expect=len(acked), timeout_s=120)["records"]
     assert {a[1] for a in acked} <= {r[1] for r in records}
