@@ -42,8 +42,9 @@ for group in (
     sizing_commands,
     provision_commands,
     cluster_commands,
-    verify_commands,
+    cluster_commands,
     growth_commands,
+    verify_commands,
     demo_commands,
 ):
     group.register(app)
