@@ -42,7 +42,6 @@ for group in (
     sizing_commands,
     provision_commands,
     cluster_commands,
-    cluster_commands,
     growth_commands,
     verify_commands,
     demo_commands,
