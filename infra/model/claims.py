@@ -16,6 +16,10 @@ from typing import Any
 
 from infra.model.naming import Names
 
+# The StatefulSet controller created each claim, so it owns the claim's fields too; a patch
+# that changes one (the size) would conflict with it unless it takes the field over.
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
+
 
 def template_size_paths(statefulset: dict[str, Any]) -> tuple[str, ...]:
     """The property paths of each template's size: the engine keeps the deployed values there,
@@ -38,6 +42,7 @@ def claim_patches(names: Names, statefulset: dict[str, Any]) -> list[dict[str, A
             "metadata": {
                 "name": names.claim(template["metadata"]["name"], workload),
                 "namespace": namespace,
+                "annotations": dict(PATCH_FORCE),
             },
             "spec": copy.deepcopy(template["spec"]),
         }
