@@ -94,7 +94,21 @@ def rebalance(
                 "--throttle"
             )
         time.sleep(1)  # the tool answers from the brokers' state; poll it once a second
+    if remove:
+        check_drained(read_assignment(tools)[0], remove)
     return Rebalance(chosen, moved, into, time.monotonic() - started, throttle)
+
+
+def check_drained(assignment: dict[Partition, list[int]], remove: frozenset[int]) -> None:
+    """Refuse when a drained broker still holds a replica (a partition created meanwhile)."""
+    held = sorted({b for replicas in assignment.values() for b in replicas} & remove)
+    if held:
+        where = sorted(f"{t}-{p}" for (t, p), r in assignment.items() if set(r) & remove)
+        raise ConfigError(
+            f"--brokers: broker(s) {', '.join(map(str, held))} still hold replicas of "
+            f"{', '.join(where[:5])}{' …' if len(where) > 5 else ''} (created while draining); "
+            "run `kafkastack drain` again before removing them"
+        )
 
 
 def plan_table(result: Rebalance) -> list[str]:

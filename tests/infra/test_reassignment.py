@@ -63,3 +63,15 @@ def test_draining_more_brokers_than_the_replicas_allow_is_refused() -> None:
         plan(three_broker_topic(), RACKS, remove=frozenset({3, 4, 2}))
     with pytest.raises(ConfigError, match="--brokers: 9 not in the cluster"):
         plan(three_broker_topic(), RACKS, remove=frozenset({9}))
+
+
+def test_a_broker_still_holding_replicas_after_a_drain_is_named() -> None:
+    from infra.growth.rebalance import check_drained
+
+    drained = after(after(three_broker_topic()), remove=frozenset({4}))
+    check_drained(drained, frozenset({4}))  # nothing left on it: no complaint
+    drained[("late", 0)] = [4, 0, 2]
+    with pytest.raises(
+        ConfigError, match=r"--brokers: broker\(s\) 4 still hold replicas of late-0"
+    ):
+        check_drained(drained, frozenset({4}))
