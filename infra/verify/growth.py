@@ -128,14 +128,19 @@ def grow(
     )
     rebalance = _rebalance(cluster, stacks_dir, stack, throttle_mb_s)
     seen: dict[str, dict[str, str]] = {}
-    while rebalance.poll() is None:
-        # What the brokers say while the moves run: the throttle Kafka's tool set.
-        rates = throttles(cluster, brokers)
-        for broker, set_rates in rates.items():
-            if set_rates:
-                seen[broker] = set_rates
-    output = rebalance.communicate()[0]
-    stop.touch()
+    try:
+        while rebalance.poll() is None:
+            # What the brokers say while the moves run: the throttle Kafka's tool set.
+            rates = throttles(cluster, brokers)
+            for broker, set_rates in rates.items():
+                if set_rates:
+                    seen[broker] = set_rates
+        output = rebalance.communicate()[0]
+    finally:
+        stop.touch()  # the producer stops at its next record, whatever happened here
+        if rebalance.poll() is None:
+            rebalance.kill()
+            rebalance.wait()
     out, err = producer.communicate(timeout=300)
     if rebalance.returncode != 0:
         raise VerifyError(f"kafkastack rebalance exited {rebalance.returncode}: {output[-2000:]}")

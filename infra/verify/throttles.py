@@ -23,10 +23,11 @@ SET_BY_SOMEONE = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAU
 def throttles(req: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Broker id → {rate name: value} of the rates set on it (empty when none is)."""
     admin = AdminClient({"bootstrap.servers": req["bootstrap"], **req.get("security", {})})
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in req["brokers"]]
     found: dict[str, dict[str, str]] = {}
-    for resource, future in admin.describe_configs(resources, request_timeout=30).items():
-        entries = future.result(timeout=60)
+    for broker in req["brokers"]:
+        # One broker per request: brokers answer only for themselves.
+        resource = ConfigResource(ResourceType.BROKER, str(broker))
+        entries = admin.describe_configs([resource], request_timeout=30)[resource].result(60)
         found[resource.name] = {
             name: str(entries[name].value)
             for name in THROTTLE_RATES
