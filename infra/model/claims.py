@@ -14,11 +14,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from infra.model.access import SKIP_AWAIT
 from infra.model.naming import Names
 
 # The StatefulSet controller created each claim, so it owns the claim's fields too; a patch
-# that changes one (the size) would conflict with it unless it takes the field over.
-PATCH_FORCE = {"pulumi.com/patchForce": "true"}
+# that changes one (the size) would conflict with it unless it takes the field over. And there
+# is nothing to await: the provider's claim await wants a WaitForFirstConsumer claim Pending on
+# create, so a patch of a claim already Bound (its pod scheduled) would wait forever.
+PATCH_ANNOTATIONS = {"pulumi.com/patchForce": "true", **SKIP_AWAIT}
 
 
 def template_size_paths(statefulset: dict[str, Any]) -> tuple[str, ...]:
@@ -42,7 +45,7 @@ def claim_patches(names: Names, statefulset: dict[str, Any]) -> list[dict[str, A
             "metadata": {
                 "name": names.claim(template["metadata"]["name"], workload),
                 "namespace": namespace,
-                "annotations": dict(PATCH_FORCE),
+                "annotations": dict(PATCH_ANNOTATIONS),
             },
             "spec": copy.deepcopy(template["spec"]),
         }

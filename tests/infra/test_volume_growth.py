@@ -24,8 +24,12 @@ def test_every_claim_of_every_node_is_patched_at_its_template_size() -> None:
             claim = f"{template['metadata']['name']}-{name}-0"  # the controller's name for it
             patch = declared[("PersistentVolumeClaimPatch", claim)]
             assert patch.manifest["spec"] == template["spec"]
-            # The controller that created the claim owns its size too: the patch takes it over.
-            assert patch.manifest["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+            # The controller that created the claim owns its size too: the patch takes it over;
+            # and nothing awaits a claim's phase (a Bound claim would stall the first `up`).
+            assert patch.manifest["metadata"]["annotations"] == {
+                "pulumi.com/patchForce": "true",
+                "pulumi.com/skipAwait": "true",
+            }
             assert (
                 patch.manifest["metadata"]["namespace"]
                 == workload.manifest["metadata"]["namespace"]
