@@ -43,8 +43,10 @@ def test_rebalance_spreads_replicas_over_new_brokers_throttled_losing_nothing(
     assert run.throttle_left == {}, run.throttle_left
     assert run.bytes_moved > 0
     assert_exactly_once_in_order(run.acked, run.consumed)
-    # Balanced now: a second rebalance finds nothing to move.
-    assert "0 partition(s) to move" in dry_run(kraft, stacks, "local")
+    # Balanced now: a second rebalance moves nothing of this topic (the consumer above made
+    # __consumer_offsets afterwards, placed by Kafka alone: that one may still move).
+    again = dry_run(kraft, stacks, "local")
+    assert "partition(s) to move" in again and "  growth-" not in again, again
 
 
 def test_drain_empties_a_broker_keeping_racks_apart(kraft: ProcessCluster, stacks: Path) -> None:
