@@ -17,6 +17,7 @@ from typing import Any
 from infra.config import load_stack, sizing_summary
 from infra.engine import LOCAL_PASSPHRASE, Engine, EngineError, Step, placeholder_passwords
 from infra.errors import ConfigError
+from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
 
 OPERATIONS = ("create", "update", "replace", "delete")
@@ -29,6 +30,10 @@ class StackPreview:
     before: dict[str, Any] | None  # the deployed sizing summary; None for a new stack
     after: dict[str, Any]
     refusals: list[str]  # what the engine would refuse to do (protected objects)
+    # Broker ids deployed (None for a new stack) and declared: growth needs a rebalance step,
+    # shrinking a drain first (Kafka never moves existing replicas by itself).
+    deployed_brokers: tuple[int, ...] | None = None
+    declared_brokers: tuple[int, ...] = ()
 
     @property
     def changes(self) -> list[Step]:
@@ -48,10 +53,53 @@ def run(
     engine.select(stack, stack_file, settings)
     found = engine.preview(stack)
     try:
-        before = engine.outputs(stack).get("sizing")
+        outputs = engine.outputs(stack)
     except EngineError:
-        before = None  # a stack that was never deployed has no outputs
-    return StackPreview(stack, found.steps, before, sizing_summary(config), found.errors)
+        outputs = {}  # a stack that was never deployed has no outputs
+    declared = tuple(b.node_id for b in ClusterModel.from_config(config).brokers)
+    return StackPreview(
+        stack,
+        found.steps,
+        outputs.get("sizing"),
+        sizing_summary(config),
+        found.errors,
+        broker_ids(outputs.get("broker_zones")),
+        declared,
+    )
+
+
+def broker_ids(broker_zones: object) -> tuple[int, ...] | None:
+    """The broker ids of the `broker_zones` output (workload name → zone), or None."""
+    if not isinstance(broker_zones, dict) or not broker_zones:
+        return None
+    return tuple(sorted(int(str(name).rsplit("-", 1)[-1]) for name in broker_zones))
+
+
+def growth_notes(preview: StackPreview) -> list[str]:
+    """The step that must follow (new brokers) or precede (removed brokers) `pulumi up`."""
+    before, after = preview.deployed_brokers, preview.declared_brokers
+    if before is None or set(before) == set(after):
+        return []
+    stack = preview.stack
+    notes = []
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    if added:
+        notes.append(
+            f"> **Brokers {len(before)} → {len(after)}**: Kafka puts only new partitions on "
+            f"broker(s) {', '.join(map(str, added))}. Once `pulumi up` has them running, the "
+            f"rebalance step is due: `kafkastack rebalance --stack {stack} --bootstrap HOST:PORT "
+            "--throttle MB/S` (`--dry-run` prints the plan)."
+        )
+    if removed:
+        ids = ",".join(map(str, removed))
+        notes.append(
+            f"> **Brokers {len(before)} → {len(after)}**: broker(s) {ids} would be removed. "
+            f"Drain them first: `kafkastack drain --stack {stack} --brokers {ids} "
+            "--bootstrap HOST:PORT --throttle MB/S`: a removed broker that still holds "
+            "replicas leaves its partitions under-replicated."
+        )
+    return notes
 
 
 def project_of(stacks_dir: Path) -> Path:
@@ -135,6 +183,9 @@ def markdown(preview: StackPreview) -> str:
             *[f"> - {_short(refusal)}" for refusal in preview.refusals[:10]],
             "",
         ]
+    notes = growth_notes(preview)
+    if notes:
+        lines += [*notes, ""]
     if preview.risks:
         lines += [
             f"> **Data-loss risk**: {len(preview.risks)} stateful object(s) would be replaced "

@@ -103,6 +103,8 @@ def manifest(resource: Captured) -> dict[str, Any] | None:
     if not resource.type.startswith("kubernetes:"):
         return None  # component resources and providers are not objects
     _, group_version, kind = resource.type.split(":", 2)
+    # A patch stands for fields of the object it patches; the provider renders that object.
+    kind = kind.removesuffix("Patch")
     api_version = (
         group_version[len("core/") :] if group_version.startswith("core/") else group_version
     )

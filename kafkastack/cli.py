@@ -13,6 +13,7 @@ import typer
 from kafkastack import (
     cluster_commands,
     demo_commands,
+    growth_commands,
     provision_commands,
     sizing_commands,
     verify_commands,
@@ -41,6 +42,7 @@ for group in (
     sizing_commands,
     provision_commands,
     cluster_commands,
+    growth_commands,
     verify_commands,
     demo_commands,
 ):

@@ -12,7 +12,8 @@ import pulumi
 
 from infra.components.kubernetes import declare
 from infra.model.cluster import ClusterModel
-from infra.model.desired import Concern, Declared, SecretValue, desired_state
+from infra.model.declared import Concern, Declared, SecretValue
+from infra.model.desired import desired_state
 
 
 def _with_secrets(value: Any, secrets: dict[str, pulumi.Output[str]]) -> Any:
@@ -60,6 +61,8 @@ def _declare(
         options["protect"] = True
     if obj.retain_on_delete:
         options["retain_on_delete"] = True
+    if obj.ignore_changes:
+        options["ignore_changes"] = list(obj.ignore_changes)
     if obj.secret_outputs:
         options["additional_secret_outputs"] = list(obj.secret_outputs)
     return declare(obj.kind, name, _with_secrets(obj.manifest, secrets), parent, **options)

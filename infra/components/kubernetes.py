@@ -19,6 +19,8 @@ _CLASSES: dict[str, Any] = {
     "Job": k8s.batch.v1.Job,
     "Service": k8s.core.v1.Service,
     "ConfigMap": k8s.core.v1.ConfigMap,
+    # Server-side apply of chosen fields of an object something else created (a claim).
+    "PersistentVolumeClaimPatch": k8s.core.v1.PersistentVolumeClaimPatch,
     "Secret": k8s.core.v1.Secret,
     "Namespace": k8s.core.v1.Namespace,
     "NetworkPolicy": k8s.networking.v1.NetworkPolicy,

@@ -8,84 +8,28 @@ part of the Pulumi URN: changing one replaces the object, so they are spelled ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
 from infra.model import (
     access,
     acls,
-    admin_client,
     dynamic_config,
     labels,
     networks,
     pod_security,
-    secret_text,
+    secret_objects,
     security,
     storage,
     templating,
     workloads,
-    zookeeper_auth,
 )
 from infra.model.access import SKIP_AWAIT
 from infra.model.broker_config import super_users
+from infra.model.claims import claim_patches, template_size_paths
 from infra.model.cluster import ClusterModel
+from infra.model.declared import Concern, Declared
 from infra.model.nodes import Node
-
-
-@dataclass(frozen=True)
-class SecretValue:
-    """A value the program takes from secret stack config (`kafkastack:<key>`), never from here."""
-
-    key: str
-    # When set, the value is this text with the secret, quoted for `form` (see secret_text), in
-    # place of `{password}`: a JAAS file, a client's properties.
-    template: str = ""
-    form: str = ""
-    # What the secret's readers cannot carry: refused when the program receives the secret.
-    refusals: tuple[secret_text.Refusal, ...] = ()
-    # Further secrets the template holds, as (slot, key): ZooKeeper's quorum login.
-    others: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The secret keys, in the order `value` takes their values."""
-        return (self.key, *(key for _, key in self.others))
-
-    def value(self, *secrets: str) -> str:
-        """What Kubernetes receives, given the values of `keys` from stack config."""
-        for key, secret in zip(self.keys, secrets, strict=True):
-            secret_text.check(key, secret, self.refusals)
-        if not self.template:
-            return secrets[0]
-        text = secret_text.fill(self.template, self.form, secrets[0])
-        for (slot, _), secret in zip(self.others, secrets[1:], strict=True):
-            text = secret_text.fill(text, self.form, secret, slot)
-        return text
-
-
-@dataclass(frozen=True)
-class Declared:
-    """One Kubernetes object: `kind`, a logical name unique in its concern, the manifest."""
-
-    kind: str
-    logical: str
-    manifest: dict[str, Any]
-    protect: bool = False  # stateful: `pulumi destroy` or a replacement stops (prod)
-    retain_on_delete: bool = False  # `pulumi destroy` forgets it instead of deleting it
-    secret_outputs: tuple[str, ...] = ()  # fields the state keeps encrypted
-    # Logical names of objects of the same concern that Pulumi creates or updates (and, unless
-    # skip_await, waits to be ready) before this one: what makes a roll one node at a time.
-    after: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Concern:
-    key: str  # how other concerns refer to it in `after`
-    type_token: str  # the Pulumi component type
-    objects: tuple[Declared, ...]
-    after: tuple[str, ...] = ()  # concerns whose objects must exist before these are created
-    outputs: dict[str, Any] = field(default_factory=dict)
 
 
 def _config_map(model: ClusterModel, name: str, data: dict[str, str]) -> dict[str, Any]:
@@ -140,82 +84,28 @@ def _roll_order(model: ClusterModel, nodes: list[Node]) -> list[Node]:
     return sorted(nodes, key=lambda n: n.node_id == model.active_controller)  # stable
 
 
-def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
-    """ZooKeeper's and the brokers' SASL/DIGEST logins, built from secret config."""
-    if model.config.quorum.kind != "zookeeper":
-        return []
-    files = {
-        name: SecretValue(
-            ZOOKEEPER_PASSWORD_KEY,
-            template=text,
-            form=secret_text.JAAS_FILE,
-            refusals=secret_text.JAAS_FILE_REFUSALS,
-            others=tuple(
-                (slot, key) for slot, key in zookeeper_auth.QUORUM_SLOTS.items() if slot in text
-            ),
-        )
-        for name, text in zookeeper_auth.jaas_files().items()
-    }
-    metadata = {
-        "name": zookeeper_auth.jaas_secret_name(model),
-        "namespace": model.config.namespace,
-    }
-    return [
-        Declared(
-            "Secret",
-            "zookeeper-jaas",
-            {"metadata": metadata, "stringData": files},
-            secret_outputs=("stringData", "data"),
-        )
-    ]
-
-
-def _admin_client(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]) -> list[Declared]:
-    """The SCRAM admin's client config for the admin Jobs, its password quoted in by the program."""
-    admin_key = password_config_key(model.config.security.admin_user)
-    files = {
-        name: SecretValue(admin_key, template, secret_text.JAAS_PROPERTY, refusals)
-        for name, template in admin_client.admin_client_files(model).items()
-    }
-    metadata = {"name": model.names.admin_client_secret, "namespace": model.config.namespace}
-    return [
-        Declared(
-            "Secret",
-            "admin-client",
-            {"metadata": metadata, "stringData": files},
-            secret_outputs=("stringData", "data"),
-        )
-    ]
-
-
-def _secrets(model: ClusterModel) -> list[Declared]:
-    if model.config.security.client_auth != "scram-sha-512":
-        return _zookeeper_jaas(model)
-    # The init containers seeding SCRAM users hand each password to a Kafka tool.
-    scram_refusals = (
-        secret_text.ZOOKEEPER_SCRAM_REFUSALS
-        if model.config.quorum.kind == "zookeeper"
-        else secret_text.KRAFT_SCRAM_REFUSALS
-    )
-    users = [
-        Declared(
-            "Secret",
-            f"user-{user}",
-            {
-                "metadata": {
-                    "name": security.scram_secret_name(model, user),
-                    "namespace": model.config.namespace,
-                },
-                "stringData": {
-                    "username": user,
-                    "password": SecretValue(password_config_key(user), refusals=scram_refusals),
-                },
-            },
-            secret_outputs=("stringData", "data"),
-        )
-        for user in model.config.security.users
-    ]
-    return _zookeeper_jaas(model) + _admin_client(model, scram_refusals) + users
+def _growing_claims(model: ClusterModel, objects: list[Declared]) -> tuple[Declared, ...]:
+    """The objects with each StatefulSet's claims declared as patches at the current size, so
+    a larger volume expands them in place; the StatefulSets' claim templates keep the size they
+    were created with (infra/model/claims.py says why)."""
+    grown: list[Declared] = []
+    for obj in objects:
+        if obj.kind != "StatefulSet":
+            grown.append(obj)
+            continue
+        grown.append(replace(obj, ignore_changes=template_size_paths(obj.manifest)))
+        grown += [
+            # Once its StatefulSet exists; `pulumi destroy` leaves the claim (and its log) alone.
+            Declared(
+                "PersistentVolumeClaimPatch",
+                claim["metadata"]["name"],
+                claim,
+                retain_on_delete=True,
+                after=(obj.logical,),
+            )
+            for claim in claim_patches(model.names, obj.manifest)
+        ]
+    return tuple(grown)
 
 
 def _external(model: ClusterModel) -> list[Declared]:
@@ -351,7 +241,7 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             "security",
             "kafkastack:security:Security",
             # One certificate per node: pod DNS name, replication address, external host.
-            tuple(certificates) + tuple(_secrets(model)),
+            tuple(certificates) + tuple(secret_objects.secrets(model)),
             after=("namespace", "issuer"),
             outputs={
                 "users": sorted(c.security.users)
@@ -362,14 +252,14 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         Concern(
             "quorum",
             "kafkastack:quorum:MetadataQuorum",
-            tuple(quorum),
+            _growing_claims(model, quorum),
             after=workload_deps,
             outputs={"kind": c.quorum.kind, "nodes": {n.workload: n.zone for n in model.quorum}},
         ),
         Concern(
             "brokers",
             "kafkastack:brokers:BrokerPool",
-            tuple(brokers),
+            _growing_claims(model, brokers),
             # The quorum rolls first (Kafka's upgrade order), the brokers after it.
             after=(*workload_deps, "quorum"),
             outputs={"zones": {b.workload: b.zone for b in model.brokers}},

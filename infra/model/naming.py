@@ -26,6 +26,10 @@ class Names:
         """Each node is a one-replica StatefulSet, so its pod is ordinal 0."""
         return f"{workload}-0"
 
+    def claim(self, template: str, workload: str) -> str:
+        """The claim the StatefulSet controller makes for a volumeClaimTemplate of the pod."""
+        return f"{template}-{self.pod(workload)}"
+
     @property
     def brokers_service(self) -> str:
         return f"{self.cluster}-brokers"

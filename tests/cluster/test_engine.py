@@ -146,3 +146,29 @@ def test_a_config_change_updates_the_brokers_one_after_another(
     events = [(phase, name) for phase, name in sequence if name in brokers]
     # Each broker's update starts only once the previous broker's is done.
     assert events == [(phase, name) for name in brokers for phase in ("start", "done")], sequence
+
+
+def test_a_larger_volume_expands_the_claims_in_place(
+    kube: LocalKubernetes, own_stack: Path, tmp_path: Path
+) -> None:
+    engine, small = small_stack(kube, own_stack, tmp_path)
+    claims = {c["metadata"]["name"]: c for c in kube.objects("pvc", small.config.namespace)}
+    workloads = uids(small, "statefulsets")
+    data = sorted(name for name in claims if name.startswith("data-"))
+    assert len(data) == len(small.model.brokers) * small.config.data_volumes
+    grown_gib = int(small.config.data_volume_gib) + 100
+
+    document = yaml.safe_load(own_stack.read_text())  # as small_stack sized it
+    storage = dict(document["config"].get("kafkastack:storage") or {})
+    document["config"]["kafkastack:storage"] = {**storage, "size_gib": grown_gib}
+    own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    grown = deploy(kube, own_stack, engine)
+
+    after = {c["metadata"]["name"]: c for c in kube.objects("pvc", small.config.namespace)}
+    for name in data:
+        # The same claim (its uid), asked for more by the API server's own record of it.
+        assert after[name]["metadata"]["uid"] == claims[name]["metadata"]["uid"]
+        assert after[name]["spec"]["resources"]["requests"]["storage"] == f"{grown_gib}Gi"
+    assert uids(grown, "statefulsets") == workloads  # no workload replaced
+    # A second `up` finds nothing to do: the StatefulSets' templates keep their first size.
+    deploy(kube, own_stack, engine, expect_no_changes=True)

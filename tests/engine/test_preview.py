@@ -25,6 +25,8 @@ def test_growing_brokers_through_apply_sizing_previews_as_additions_only(
     assert "| create | StatefulSet | kafka-broker-3 |" in comment
     assert "| replace |" not in comment and "| delete |" not in comment
     assert "data-loss risk" not in comment
+    # Kafka leaves existing partitions where they are: the comment names the step that is due.
+    assert "**Brokers 3 → 5**" in comment and "kafkastack rebalance --stack staging" in comment
 
 
 def test_a_program_change_that_replaces_brokers_is_flagged(
@@ -62,3 +64,20 @@ def test_an_unchanged_checkout_previews_no_changes(project: Project) -> None:
     code, comment = project.preview("staging", "HEAD")
     assert code == 0, comment
     assert "No object changes." in comment and "Sizing unchanged." in comment
+
+
+def test_a_larger_volume_updates_the_claims_in_place(project: Project, tmp_path: Path) -> None:
+    # The claim templates of a StatefulSet are immutable: a size change there would replace
+    # every broker. The preview must show the claims growing and the workloads untouched.
+    project.apply_sizing("staging", tmp_path, brokers=3, brokers_per_zone=[1, 1, 1])
+    project.edit_stack("staging", storage={"provisioner": "ebs.csi.aws.com", "size_gib": 12000})
+    base = project.commit("12000 GiB per broker")
+    project.edit_stack("staging", storage={"provisioner": "ebs.csi.aws.com", "size_gib": 14000})
+    code, comment = project.preview("staging", base)
+    assert code == 0, comment
+    for broker in range(3):
+        claim = f"data-0-kafka-broker-{broker}-0"
+        assert f"| update | PersistentVolumeClaimPatch | {claim} |" in comment, comment
+    assert "| replace |" not in comment and "| delete |" not in comment, comment
+    assert "StatefulSet" not in comment, comment  # nothing about the workloads changes
+    assert "data-loss risk" not in comment

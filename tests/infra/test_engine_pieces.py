@@ -145,3 +145,27 @@ def test_a_real_stack_never_gets_an_empty_passphrase(monkeypatch: pytest.MonkeyP
     assert "PULUMI_CONFIG_PASSPHRASE" not in Engine(state_dir=None).env()
     local = Engine(state_dir=None, passphrase=LOCAL_PASSPHRASE).env()
     assert local["PULUMI_CONFIG_PASSPHRASE"] == LOCAL_PASSPHRASE
+
+
+def _preview(deployed: tuple[int, ...] | None, declared: tuple[int, ...]) -> str:
+    from infra.preview import StackPreview, markdown
+
+    sizing = {"brokers": len(declared)}
+    return markdown(StackPreview("prod", [], sizing, sizing, [], deployed, declared))
+
+
+def test_a_preview_of_more_brokers_says_the_rebalance_step_is_due() -> None:
+    comment = _preview((0, 1, 2), (0, 1, 2, 3, 4))
+    assert "**Brokers 3 → 5**" in comment and "broker(s) 3, 4" in comment
+    assert "kafkastack rebalance --stack prod" in comment
+
+
+def test_a_preview_of_fewer_brokers_says_which_to_drain_first() -> None:
+    comment = _preview((0, 1, 2, 3, 4), (0, 1, 2))
+    assert "kafkastack drain --stack prod --brokers 3,4" in comment
+
+
+def test_a_preview_without_broker_changes_mentions_neither() -> None:
+    for deployed in (None, (0, 1, 2)):
+        comment = _preview(deployed, (0, 1, 2))
+        assert "rebalance" not in comment and "drain" not in comment

@@ -7,7 +7,8 @@ from typing import Any
 
 from infra.model import labels
 from infra.model.cluster import ClusterModel
-from infra.model.desired import Concern, Declared, desired_state
+from infra.model.declared import Concern, Declared
+from infra.model.desired import desired_state
 from tests.infra.conftest import config_of, sizing_cluster
 
 

@@ -12,7 +12,8 @@ from infra import render
 from infra.errors import ConfigError
 from infra.model import secret_text
 from infra.model.cluster import ClusterModel
-from infra.model.desired import SecretValue, desired_state
+from infra.model.declared import SecretValue
+from infra.model.desired import desired_state
 from tests.infra.conftest import config_of
 
 SPECIAL = "pa\"ss\\word $HOME 'x' =y"

@@ -8,7 +8,8 @@ from infra import render
 from infra.model import workloads
 from infra.model.broker_config import broker_properties
 from infra.model.cluster import ClusterModel
-from infra.model.desired import SecretValue, desired_state
+from infra.model.declared import SecretValue
+from infra.model.desired import desired_state
 from infra.model.templating import zookeeper_config
 from tests.infra.conftest import config_of
 

@@ -1,0 +1,121 @@
+"""Kafka's own admin tools (the reassignment and log-dirs commands), run as Java from the jars
+kafkastack already caches, with the same login as the Python admin client.
+
+What librdkafka has no API for (moving replicas, throttling them, reading log sizes) is done by
+the tools Kafka ships, rather than by re-implementing their protocol calls.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.errors import ConfigError
+from infra.toolchain import cache_dir
+
+REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+
+
+def kafka_lib(version: str) -> Path:
+    lib = cache_dir() / "kafka" / version / "lib"
+    if not (lib.parent / ".complete").is_file():
+        raise ConfigError(
+            f"kafka_version {version}: its jars are not in {lib}; "
+            f"run scripts/kafka/fetch.sh {version}"
+        )
+    return lib
+
+
+def java_properties(client: dict[str, str]) -> str:
+    """The Java client's settings for a librdkafka login (SCRAM over SASL, a PEM CA)."""
+    lines = []
+    for key in ("security.protocol", "sasl.mechanism"):
+        if key in client:
+            lines.append(f"{key}={client[key]}")
+    if "sasl.username" in client:
+        user, password = client["sasl.username"], client.get("sasl.password", "")
+        module = "org.apache.kafka.common.security.scram.ScramLoginModule"
+        if client.get("sasl.mechanism", "").upper() == "PLAIN":
+            module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+        quoted = password.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'sasl.jaas.config={module} required username="{user}" password="{quoted}";')
+    if "ssl.ca.location" in client:
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={client['ssl.ca.location']}"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class KafkaTools:
+    bootstrap: str
+    client: dict[str, str]  # librdkafka settings: the login both clients use
+    kafka_version: str
+
+    @contextmanager
+    def _config(self) -> Iterator[Path]:
+        with tempfile.TemporaryDirectory(prefix="kafkastack-tools-") as folder:
+            path = Path(folder) / "client.properties"
+            path.write_text(java_properties(self.client), encoding="utf-8")
+            path.chmod(0o600)  # it holds the admin's password
+            yield path
+
+    def run(self, main: str, *args: str, timeout: float = 300) -> str:
+        lib = kafka_lib(self.kafka_version)
+        with self._config() as config:
+            command = [
+                "java",
+                "-Xmx256m",
+                "-cp",
+                f"{lib}/*",
+                main,
+                "--bootstrap-server",
+                self.bootstrap,
+                "--command-config",
+                str(config),
+                *args,
+            ]
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        if done.returncode != 0:
+            tool = main.rsplit(".", 1)[-1]
+            raise ConfigError(f"{tool}: {(done.stderr or done.stdout).strip()[-1500:]}")
+        return done.stdout
+
+    def partition_sizes(self, brokers: list[int]) -> dict[tuple[str, int], int]:
+        """The largest replica's bytes of every partition on `brokers`."""
+        out = self.run(LOG_DIRS, "--describe", "--broker-list", ",".join(map(str, brokers)))
+        document: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        sizes: dict[tuple[str, int], int] = {}
+        for broker in document.get("brokers", []):
+            for log_dir in broker.get("logDirs", []):
+                for part in log_dir.get("partitions", []):
+                    topic, _, index = str(part["partition"]).rpartition("-")
+                    key = (topic, int(index))
+                    sizes[key] = max(sizes.get(key, 0), int(part["size"]))
+        return sizes
+
+    def reassign(self, document: dict[str, object], throttle_bytes: int | None) -> None:
+        with tempfile.TemporaryDirectory(prefix="kafkastack-plan-") as folder:
+            plan_file = Path(folder) / "plan.json"
+            plan_file.write_text(json.dumps(document), encoding="utf-8")
+            args = ["--reassignment-json-file", str(plan_file), "--execute"]
+            if throttle_bytes:
+                args += ["--throttle", str(throttle_bytes)]
+            self.run(REASSIGN, *args)
+
+    def verify(self, document: dict[str, object]) -> tuple[int, int]:
+        """(completed, total) partitions of the plan. Once all are done, Kafka's tool removes
+        the replication throttle it set."""
+        with tempfile.TemporaryDirectory(prefix="kafkastack-plan-") as folder:
+            plan_file = Path(folder) / "plan.json"
+            plan_file.write_text(json.dumps(document), encoding="utf-8")
+            out = self.run(REASSIGN, "--reassignment-json-file", str(plan_file), "--verify")
+        lines = [line for line in out.splitlines() if line.startswith("Reassignment of partition")]
+        return sum("is completed" in line for line in lines), len(lines)

@@ -1,0 +1,107 @@
+"""`kafkastack rebalance` and `kafkastack drain`: move replicas onto new brokers, or off
+brokers about to be removed (docs/provisioning.md, "Growth")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kafkastack.provision_commands import STACKS
+from kafkastack.sizing_commands import fail
+
+Bootstrap = Annotated[str, typer.Option(help="host:port of the brokers' CLIENT listener")]
+ClientConfig = Annotated[
+    Path | None,
+    typer.Option(
+        help="key=value file of librdkafka login settings (security.protocol, sasl.mechanism, "
+        "sasl.username, sasl.password, ssl.ca.location)"
+    ),
+]
+Throttle = Annotated[
+    float | None, typer.Option(help="replication throttle in MB/s while replicas move")
+]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="print the plan, move nothing")]
+Timeout = Annotated[float, typer.Option(help="seconds to follow the moves before giving up")]
+
+
+def _client(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    settings = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, sep, value = line.partition("=")
+            if not sep:
+                raise fail(f"--client-config {path}: {line!r} is not key=value")
+            settings[key.strip()] = value.strip()
+    return settings
+
+
+def _run(
+    stack: str,
+    stacks_dir: Path,
+    bootstrap: str,
+    client_config: Path | None,
+    throttle: float | None,
+    dry_run: bool,
+    timeout: float,
+    remove: frozenset[int] = frozenset(),
+) -> None:
+    from infra.config import load_stack
+    from infra.errors import ConfigError
+    from infra.growth.rebalance import plan_table, rebalance
+    from infra.growth.tools import KafkaTools
+
+    try:
+        config = load_stack(stacks_dir, stack)
+        tools = KafkaTools(bootstrap, _client(client_config), config.kafka_version)
+        result = rebalance(config, tools, throttle, dry_run, remove, typer.echo, timeout)
+    except ConfigError as err:
+        raise fail(str(err)) from None
+    for line in plan_table(result):
+        typer.echo(line)
+    if not dry_run and result.plan.moves:
+        typer.echo(f"moved {result.bytes_moved} bytes in {result.seconds:.1f} s")
+
+
+def rebalance(
+    stack: Annotated[str, typer.Option(help="environment the cluster was deployed from")],
+    bootstrap: Bootstrap,
+    stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+    client_config: ClientConfig = None,
+    throttle: Throttle = None,
+    dry_run: DryRun = False,
+    timeout: Timeout = 3600,
+) -> None:
+    """Spread replicas and leaders over every broker, racks apart (after adding brokers)."""
+    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout)
+
+
+def drain(
+    stack: Annotated[str, typer.Option(help="environment the cluster was deployed from")],
+    brokers: Annotated[str, typer.Option(help="broker ids to empty, e.g. 3,4")],
+    bootstrap: Bootstrap,
+    stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+    client_config: ClientConfig = None,
+    throttle: Throttle = None,
+    dry_run: DryRun = False,
+    timeout: Timeout = 3600,
+) -> None:
+    """Move every replica off BROKERS, so the stack can then shrink without losing data."""
+    try:
+        remove = frozenset(int(b) for b in brokers.split(",") if b.strip())
+    except ValueError:
+        raise fail(
+            f"--brokers {brokers!r}: give broker ids separated by commas, e.g. 3,4"
+        ) from None
+    if not remove:
+        raise fail("--brokers: name at least one broker id, e.g. 3,4")
+    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, remove)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to the top-level app."""
+    app.command()(rebalance)
+    app.command()(drain)
