@@ -11,6 +11,7 @@ from importlib import metadata
 import typer
 
 from kafkastack import (
+    calibrate_commands,
     cluster_commands,
     demo_commands,
     provision_commands,
@@ -42,6 +43,7 @@ for group in (
     provision_commands,
     cluster_commands,
     verify_commands,
+    calibrate_commands,
     demo_commands,
 ):
     group.register(app)

@@ -142,6 +142,12 @@ def size(
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
+    if hardware.measured is not None:
+        m = hardware.measured
+        typer.echo(
+            f"profile {hardware.name}: {', '.join(m.fields)} measured {m.measured_at} on "
+            f"{m.host} (kafkastack calibrate); the rest documented ({m.base_profile})"
+        )
     if run.report.zone_loss is not None and not run.report.zone_loss.writes_survive:
         typer.secho(f"zone loss: {run.report.zone_loss.detail}", fg=typer.colors.YELLOW, err=True)
     for warning in run.report.warnings:

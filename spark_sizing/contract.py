@@ -11,10 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 # 1.1 added `utilisation` and `zone_loss` to sizing.json, and `cluster.node` (the broker node's
 # capacity and allocatable: broker requests fit it); a stack's sizing is the same shape.
-SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1"})
+# 1.2 added `profile_figures` (each hardware figure used, measured or documented, and where from).
+SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1", "1.2"})
 
 ConstraintName = Literal["ingress", "egress", "storage", "partitions", "minimum"]
 
@@ -136,6 +137,16 @@ class ZoneLoss(_Frozen):
     detail: str
 
 
+class ProfileFigure(_Frozen):
+    """One figure of the hardware profile the sizing used, and where it came from."""
+
+    field: str = Field(description="profile field, e.g. disk_mb_s")
+    value: float
+    unit: str
+    measured: bool = Field(description="measured by `kafkastack calibrate`, else documented")
+    source: str = Field(description="when, where and how it was measured, or its document")
+
+
 class InputStats(_Frozen):
     rows_read: int = Field(ge=0)
     rows_accepted: int = Field(ge=0)
@@ -155,6 +166,7 @@ class SizingReport(_Frozen):
     warnings: list[str] = Field(default_factory=list)
     utilisation: list[ResourceUtilisation] = Field(default_factory=list)
     zone_loss: ZoneLoss | None = None
+    profile_figures: list[ProfileFigure] = Field(default_factory=list)
 
 
 class StackSizing(_Frozen):

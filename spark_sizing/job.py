@@ -15,6 +15,7 @@ from pyspark.sql import Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
+from spark_sizing.calibration import profile_figures
 from spark_sizing.charts import MonthTotal
 from spark_sizing.contract import InputStats, SizingReport
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
@@ -135,6 +136,7 @@ def run_sizing(
                 warnings=result.warnings,
                 utilisation=result.utilisation,
                 zone_loss=result.zone_loss,
+                profile_figures=profile_figures(profile),
             )
             write_reports(report, months, local_out)
             publish(local_out, out)

@@ -117,6 +117,32 @@ def _assumption_rows(report: SizingReport) -> list[str]:
     return [f"| {name} | {value} |" for name, value in rows.items()]
 
 
+def _profile_lines(report: SizingReport) -> list[str]:
+    """The hardware figures the counts rest on: measured ones say when and where."""
+    if not report.profile_figures:  # a sizing.json from before schema 1.2
+        return []
+    measured = [f for f in report.profile_figures if f.measured]
+    summary = (
+        f"Profile figures: {len(measured)} measured ({', '.join(f.field for f in measured)}), "
+        "the rest documented."
+        if measured
+        else "Profile figures: all documented, none measured (`kafkastack calibrate`)."
+    )
+    rows = [
+        f"| {f.field} | {_number(f.value)} {f.unit} | "
+        f"{'**measured**' if f.measured else 'documented'} | {f.source} |"
+        for f in report.profile_figures
+    ]
+    return [
+        "",
+        summary,
+        "",
+        "| figure | value | kind | source |",
+        "| --- | ---: | --- | --- |",
+        *rows,
+    ]
+
+
 def _number(value: object) -> str:
     return f"{value:,g}" if isinstance(value, int | float) else "—"
 
@@ -171,6 +197,7 @@ def markdown(report: SizingReport) -> str:
         "| assumption | value |",
         "| --- | --- |",
         *_assumption_rows(report),
+        *_profile_lines(report),
         "",
         "| figure | value |",
         "| --- | ---: |",
