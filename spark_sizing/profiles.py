@@ -28,7 +28,7 @@ DEFAULT_PROFILE = "m5.2xlarge"
 MAX_BROKER_STORAGE_GIB = 16384.0
 # Kubernetes' default --max-pods, for profiles that do not say.
 DEFAULT_MAX_PODS = 110
-BUILT_IN_SOURCE = "documented: EC2 instance-type specifications, EKS AMI, MSK (as of 2026-11-23)"
+BUILT_IN_SOURCE = "EC2 instance-type specifications, EKS AMI, MSK (as of 2026-11-23)"
 
 
 class Measured(BaseModel):

@@ -24,6 +24,7 @@ from kafkastack.cli import app
 from spark_sizing.calibration import predicted_produce_mb_s
 from spark_sizing.contract import SizingReport
 from spark_sizing.profiles import load_profile
+from tests.infra.conftest import base_values
 from tests.kafka.conftest import stack_values
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -59,7 +60,7 @@ def test_calibrated_model_predicts_the_sized_cluster_within_20_percent(
     runner = CliRunner()
     stacks = tmp_path / "stacks"
     stacks.mkdir()
-    write_stack(stacks, "calib", stack_values(3))
+    write_stack(stacks, "calib", base_values(**stack_values(3)))
     profile_file = tmp_path / "calibrated.yaml"
     calibrated = runner.invoke(
         app,
@@ -102,7 +103,7 @@ def test_calibrated_model_predicts_the_sized_cluster_within_20_percent(
     assert {f.field for f in report.profile_figures if f.measured} == set(profile.measured.fields)
     predicted = predicted_produce_mb_s(report)
 
-    values = {**stack_values(3), "brokers": report.cluster.brokers}
+    values = base_values(**stack_values(report.cluster.brokers))
     write_stack(stacks, "sized", values)
     applied = runner.invoke(
         app,

@@ -97,7 +97,7 @@ def test_a_measured_field_that_is_no_profile_figure_is_refused(tmp_path: Path) -
 def test_a_built_in_profile_has_only_documented_figures() -> None:
     figures = profile_figures(BASE)
     assert figures and not any(f.measured for f in figures)
-    assert all(f.source.startswith("documented: EC2") for f in figures)
+    assert all(f.source.startswith("EC2 instance-type specifications") for f in figures)
 
 
 def sized(profile_name: str = "calibrated", peak_mb_s: float = 8.8) -> SizingReport:
