@@ -81,13 +81,18 @@ def parse_consumed(line: str) -> Consumed:
 
 
 def client_properties(cluster: ProcessCluster, directory: Path) -> Path:
+    """The admin's SCRAM login for Java clients; over TLS (a stack with client TLS) they trust
+    the run's CA, whose PEM file Kafka reads directly."""
     security = cluster.internal_security()
     path = directory / "client.properties"
-    path.write_text(
+    text = (
         f"security.protocol={security['security.protocol']}\nsasl.mechanism=SCRAM-SHA-512\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
         f'username="{security["sasl.username"]}" password="{security["sasl.password"]}";\n'
     )
+    if "ssl.ca.location" in security:
+        text += f"ssl.truststore.type=PEM\nssl.truststore.location={security['ssl.ca.location']}\n"
+    path.write_text(text)
     return path
 
 
@@ -139,6 +144,8 @@ def produce(cluster: ProcessCluster, topic: str, records: int, work: Path) -> Pr
         "--producer-props",
         f"bootstrap.servers={cluster.bootstrap}",
         "acks=all",
+        # A cluster it cannot reach fails the run in seconds instead of blocking per record.
+        "max.block.ms=20000",
         "--producer.config",
         str(client_properties(cluster, work)),
     )

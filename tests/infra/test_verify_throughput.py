@@ -3,10 +3,12 @@ MiB/s), and a run with nothing acknowledged is a failed measurement."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from infra.verify.errors import VerifyError
-from infra.verify.throughput import parse_consumed, parse_produced
+from infra.verify.throughput import client_properties, parse_consumed, parse_produced
 
 PRODUCED = (
     "100000 records sent, 25600.0 records/sec (25.00 MB/sec), 30.00 ms avg latency, 500.00 ms "
@@ -40,3 +42,29 @@ def test_nothing_acknowledged_is_a_failed_measurement() -> None:
 def test_no_summary_is_a_failed_measurement() -> None:
     with pytest.raises(VerifyError, match="no summary"):
         parse_produced("org.apache.kafka.common.errors.TimeoutException: ...\n")
+
+
+class _Cluster:
+    """What client_properties reads of a started cluster: the admin's login."""
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+
+    def internal_security(self) -> dict[str, str]:
+        settings = {
+            "security.protocol": self.protocol,
+            "sasl.username": "admin",
+            "sasl.password": "pw",
+        }
+        if self.protocol == "SASL_SSL":
+            settings["ssl.ca.location"] = "/run/ca.crt"
+        return settings
+
+
+def test_java_clients_trust_the_runs_ca_when_the_client_listener_is_tls(tmp_path: Path) -> None:
+    # Without it ProducerPerformance retried its TLS handshake until the run timed out.
+    tls = client_properties(_Cluster("SASL_SSL"), tmp_path).read_text()  # type: ignore[arg-type]
+    assert "security.protocol=SASL_SSL" in tls
+    assert "ssl.truststore.type=PEM\nssl.truststore.location=/run/ca.crt\n" in tls
+    plain = client_properties(_Cluster("SASL_PLAINTEXT"), tmp_path).read_text()  # type: ignore[arg-type]
+    assert "truststore" not in plain
