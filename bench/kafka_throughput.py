@@ -13,24 +13,18 @@ p50/p99 latency and the rendered/stock ratio. No targets are asserted.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from infra import render
 from infra.config import parse_stack_config
+from infra.verify import throughput
 from infra.verify.processes import ProcessCluster
 from spark_sizing.contract import SizingReport
-from spark_sizing.units import mib_s_to_mb_s
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "infra" / "fixtures" / "sizing.json"
-PRODUCER = re.compile(
-    r"records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\).*?"
-    r"([\d.]+) ms 50th, [\d.]+ ms 95th, ([\d.]+) ms 99th"
-)
 STOCK_KEEP = (
     "process.roles",
     "node.id",
@@ -74,85 +68,17 @@ def strip_to_stock(render_dir: Path) -> None:
         path.write_text("\n".join(kept) + "\n")
 
 
-def client_properties(cluster: ProcessCluster, directory: Path) -> Path:
-    security = cluster.internal_security()
-    path = directory / "client.properties"
-    path.write_text(
-        f"security.protocol={security['security.protocol']}\nsasl.mechanism=SCRAM-SHA-512\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        f'username="{security["sasl.username"]}" password="{security["sasl.password"]}";\n'
-    )
-    return path
-
-
-def tool(cluster: ProcessCluster, main: str, *args: str) -> str:
-    command = [
-        "ip",
-        "netns",
-        "exec",
-        cluster.client_host.namespace,
-        "java",
-        "-Xmx512m",
-        "-cp",
-        f"{cluster.lib}/*",
-        main,
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=600).stdout
-
-
 def run_round(cluster: ProcessCluster, records: int, work: Path, label: str) -> dict[str, float]:
     topic = f"bench-{label}-{len(list(work.iterdir()))}"
-    assert cluster.client(
-        "create_topic", topic=topic, partitions=6, rf=3, config={"min.insync.replicas": 2}
-    )["ok"]
-    props = client_properties(cluster, work)
-    out = tool(
-        cluster,
-        "org.apache.kafka.tools.ProducerPerformance",
-        "--topic",
-        topic,
-        "--num-records",
-        str(records),
-        "--record-size",
-        "1024",
-        "--throughput",
-        "-1",
-        "--producer-props",
-        f"bootstrap.servers={cluster.bootstrap}",
-        "acks=all",
-        "--producer.config",
-        str(props),
-    )
-    match = PRODUCER.search(out.strip().splitlines()[-1])
-    assert match, out[-500:]
-    consumed = tool(
-        cluster,
-        "org.apache.kafka.tools.ConsumerPerformance",
-        "--topic",
-        topic,
-        "--messages",
-        str(records),
-        "--bootstrap-server",
-        cluster.bootstrap,
-        "--consumer.config",
-        str(props),
-        "--timeout",
-        "60000",
-    )
-    return perf_figures(match, consumed.strip().splitlines()[-1])
-
-
-def perf_figures(produced: re.Match[str], consumed_line: str) -> dict[str, float]:
-    """The tools' figures in the model's units. Kafka's ProducerPerformance and
-    ConsumerPerformance print "MB/sec" / "MB.sec" computed with 1024 × 1024 bytes: MiB/s."""
-    fields = consumed_line.split(",")
+    throughput.create_topic(cluster, topic, partitions=6, rf=3)
+    produced = throughput.produce(cluster, topic, records, work)
+    consumed = throughput.consume(cluster, topic, records, work)
     return {
-        "produce_mb_s": mib_s_to_mb_s(float(produced[2])),
-        "records_s": float(produced[1]),
-        "p50_ms": float(produced[3]),
-        "p99_ms": float(produced[4]),
-        "consume_mb_s": mib_s_to_mb_s(float(fields[3])),
+        "produce_mb_s": produced.mb_s,
+        "records_s": produced.records_s,
+        "p50_ms": produced.p50_ms,
+        "p99_ms": produced.p99_ms,
+        "consume_mb_s": consumed.mb_s,
     }
 
 

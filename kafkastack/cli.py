@@ -11,6 +11,7 @@ from importlib import metadata
 import typer
 
 from kafkastack import (
+    calibrate_commands,
     cluster_commands,
     demo_commands,
     growth_commands,
@@ -44,6 +45,7 @@ for group in (
     cluster_commands,
     growth_commands,
     verify_commands,
+    calibrate_commands,
     demo_commands,
 ):
     group.register(app)

@@ -202,6 +202,12 @@ def size(
             f"recovery: one broker's {r.data_per_broker_gib:,.0f} GiB in {r.hours:g} h at "
             f"{r.rate_mb_s:,.0f} MB/s (target {r.target_hours:g} h)"
         )
+    measured = [f for f in run.report.profile_figures if f.measured]
+    if measured:
+        typer.echo(
+            f"profile {c.profile}: {', '.join(f.field for f in measured)} {measured[0].source}; "
+            "the rest documented"
+        )
     if run.report.zone_loss is not None and not run.report.zone_loss.writes_survive:
         typer.secho(f"zone loss: {run.report.zone_loss.detail}", fg=typer.colors.YELLOW, err=True)
     for warning in run.report.warnings:

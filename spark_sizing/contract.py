@@ -16,6 +16,7 @@ SCHEMA_VERSION = "1.2"
 # capacity and allocatable: broker requests fit it); a stack's sizing is the same shape.
 # 1.2 added the `cpu` and `recovery` constraints (a binding constraint may be either), and
 # `recovery`, `cost` and `profile_choice` to sizing.json; a stack's sizing is the same shape.
+# 1.2 added `profile_figures` (each hardware figure used, measured or documented, and where from).
 SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1", "1.2"})
 
 ConstraintName = Literal["ingress", "egress", "cpu", "storage", "recovery", "partitions", "minimum"]
@@ -191,6 +192,16 @@ class ProfileChoice(_Frozen):
     candidates: list[ProfileCandidate]
 
 
+class ProfileFigure(_Frozen):
+    """One figure of the hardware profile the sizing used, and where it came from."""
+
+    field: str = Field(description="profile field, e.g. disk_mb_s")
+    value: float
+    unit: str
+    measured: bool = Field(description="measured by `kafkastack calibrate`, else documented")
+    source: str = Field(description="when, where and how it was measured, or its document")
+
+
 class InputStats(_Frozen):
     rows_read: int = Field(ge=0)
     rows_accepted: int = Field(ge=0)
@@ -213,6 +224,7 @@ class SizingReport(_Frozen):
     recovery: Recovery | None = None
     cost: CostEstimate | None = None
     profile_choice: ProfileChoice | None = None
+    profile_figures: list[ProfileFigure] = Field(default_factory=list)
 
 
 class StackSizing(_Frozen):

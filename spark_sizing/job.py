@@ -16,6 +16,7 @@ from pyspark.sql import Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_sizing import s3, sources, transforms, validation
+from spark_sizing.calibration import profile_figures
 from spark_sizing.charts import MonthTotal
 from spark_sizing.comparison import AUTO, choose_profile
 from spark_sizing.contract import InputStats, ProfileChoice, SizingReport
@@ -35,6 +36,13 @@ class SizingRun:
     report: SizingReport
     months: list[MonthTotal]
     out: str
+
+
+def _chosen(profile: HardwareProfile | Sequence[HardwareProfile], name: str) -> HardwareProfile:
+    """The profile the cluster was sized on (`--profile auto` sizes several)."""
+    if isinstance(profile, HardwareProfile):
+        return profile
+    return next(p for p in profile if p.name == name)
 
 
 def run_sizing(
@@ -149,6 +157,7 @@ def run_sizing(
                 recovery=result.recovery,
                 cost=result.cost,
                 profile_choice=choice,
+                profile_figures=profile_figures(_chosen(profile, result.cluster.profile)),
             )
             write_reports(report, months, local_out)
             publish(local_out, out)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from spark_sizing.contract import first_error
 from spark_sizing.units import gbps_to_mb_s, mbps_to_mb_s, mib_s_to_mb_s
@@ -37,6 +37,29 @@ DEFAULT_MAX_PODS = 110
 # add to 40 MiB/s = 41.94 MB/s. AKalculator calls it conservative; `kafkastack calibrate` writes a
 # measured figure into a profile YAML.
 PUBLISHED_MB_S_PER_VCPU = mib_s_to_mb_s(5 + 10 + 10 + 15)
+PUBLISHED_MB_S_PER_VCPU_SOURCE = "AKalculator's produce/consume per vCPU (as read 2026-11-23)"
+BUILT_IN_SOURCE = "EC2 instance-type specifications, EKS AMI, MSK (as of 2026-11-23)"
+
+
+class Measured(BaseModel):
+    """Provenance of a profile written by `kafkastack calibrate`: which figures were measured,
+    when, where and how; every other figure is the base profile's documented one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    measured_at: str = Field(description="when the measurement ended, ISO 8601 UTC")
+    host: str = Field(description="machine the brokers ran on")
+    cpu_model: str = Field(description="the host's CPU model (/proc/cpuinfo)")
+    host_cpus: int = Field(gt=0, description="CPUs the host has, shared by every process")
+    kafka_version: str
+    stack: str = Field(description="stack whose rendered configs the brokers ran")
+    brokers: int = Field(gt=0, description="brokers of the measured cluster")
+    method: str = Field(description="what ran and how the figures follow from it")
+    base_profile: str = Field(description="profile the other figures come from")
+    fields: list[str] = Field(min_length=1, description="profile fields that were measured")
+    records: int = Field(gt=0, description="records per measured round")
+    rounds: int = Field(gt=0)
+    produce_mb_s: list[float] = Field(description="cluster produce MB/s of each measured round")
 
 
 class HardwareProfile(BaseModel):
@@ -60,6 +83,21 @@ class HardwareProfile(BaseModel):
         description="broker traffic (client in + replication in + replication out + consumer "
         "out) one vCPU carries at 100 %, MB/s",
     )
+    measured: Measured | None = Field(
+        default=None, description="which figures `kafkastack calibrate` measured, and how"
+    )
+
+    @model_validator(mode="after")
+    def _measured_fields_exist(self) -> HardwareProfile:
+        if self.measured is not None:
+            known = set(type(self).model_fields) - {"name", "measured"}
+            unknown = sorted(set(self.measured.fields) - known)
+            if unknown:
+                raise ValueError(
+                    f"measured.fields names {', '.join(unknown)}, not a profile figure; "
+                    f"use some of {', '.join(sorted(known))}"
+                )
+        return self
 
 
 def _aws(

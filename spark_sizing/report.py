@@ -160,6 +160,32 @@ def _cpu_figure(report: SizingReport) -> str:
     return f"one vCPU carries {mb_s_per_vcpu:,.1f} MB/s of broker traffic (the profile's figure)"
 
 
+def _profile_lines(report: SizingReport) -> list[str]:
+    """The hardware figures the counts rest on: measured ones say when and where."""
+    if not report.profile_figures:  # a sizing.json from before schema 1.2
+        return []
+    measured = [f for f in report.profile_figures if f.measured]
+    summary = (
+        f"Profile figures: {len(measured)} measured ({', '.join(f.field for f in measured)}), "
+        "the rest documented."
+        if measured
+        else "Profile figures: all documented, none measured (`kafkastack calibrate`)."
+    )
+    rows = [
+        f"| {f.field} | {_number(f.value)} {f.unit} | "
+        f"{'**measured**' if f.measured else 'documented'} | {f.source} |"
+        for f in report.profile_figures
+    ]
+    return [
+        "",
+        summary,
+        "",
+        "| figure | value | kind | source |",
+        "| --- | ---: | --- | --- |",
+        *rows,
+    ]
+
+
 def _number(value: object) -> str:
     return f"{value:,g}" if isinstance(value, int | float) else "—"
 
@@ -214,6 +240,7 @@ def markdown(report: SizingReport) -> str:
         "| assumption | value |",
         "| --- | --- |",
         *_assumption_rows(report),
+        *_profile_lines(report),
         "",
         "| figure | value |",
         "| --- | ---: |",
