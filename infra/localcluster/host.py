@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from infra import toolchain
-from infra.localcluster.node_config import NodeSpec
+from infra.localcluster.node_config import NodeSpec, replication_bridge
 
 CGROUP_MOUNTS = Path("/proc/self/mounts")
 MOUNTINFO = Path("/proc/self/mountinfo")
@@ -250,10 +250,15 @@ def release_all(folder: Path) -> list[str]:
     """Stop every real node whose folder (with its node.json) is under `folder`, then remove
     the iptables rules they wrote."""
     released = []
+    clusters = set()
     for spec_file in sorted(folder.glob("*/node.json")):
         node = NodeSpec.from_file(spec_file)
         release_node(node)
         released.append(node.name)
+        clusters.add(node.cluster)
+    for cluster in clusters:
+        # The second network's bridge, which the bridge plugin made for the first pod on it.
+        delete_bridge(replication_bridge(cluster))
     if released:
         remove_kube_rules()
     return released

@@ -61,15 +61,14 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
     name = attachment_name(model, zone)
     replication = model.config.network.replication
     assert replication is not None
-    plugin = {
+    plugin: dict[str, Any] = {
         "type": plugin_type,
-        "master": replication.master_interface,
-        "mode": "bridge" if plugin_type == "macvlan" else "l2",
-        # Multus hands the annotation's `ips` to a plugin only when it declares the capability;
-        # static IPAM then assigns exactly that address (without it the pod gets none).
-        "capabilities": {"ips": True},
-        "ipam": ipam,
+        **_attach_to(plugin_type, replication.master_interface, plan.zoned),
     }
+    # Multus hands the annotation's `ips` to a plugin only when it declares the capability;
+    # static IPAM then assigns exactly that address (without it the pod gets none).
+    plugin["capabilities"] = {"ips": True}
+    plugin["ipam"] = ipam
     config = {"cniVersion": CNI_VERSION, "name": name, "plugins": [plugin]}
     return {
         "apiVersion": "k8s.cni.cncf.io/v1",
@@ -77,6 +76,17 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": model.config.namespace},
         "spec": {"config": json.dumps(config, sort_keys=True)},
     }
+
+
+def _attach_to(plugin_type: str, interface: str, zoned: bool) -> dict[str, Any]:
+    """Where the plugin puts the pod's second interface. macvlan and ipvlan hang it off a host
+    NIC; `bridge` plugs it into a host bridge, for nodes that share one network stack (where a
+    macvlan child of one NIC per node cannot exist). With per-zone subnets the bridge is also
+    each zone's router: the plugin puts every zone's first host address (the plan's gateway)
+    on it, and the host forwards between the subnets."""
+    if plugin_type == "bridge":
+        return {"bridge": interface, "isGateway": zoned, "ipMasq": False}
+    return {"master": interface, "mode": "bridge" if plugin_type == "macvlan" else "l2"}
 
 
 def pod_network_annotation(model: ClusterModel, node: Node) -> dict[str, str]:

@@ -43,6 +43,25 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
     assert (config.zones, config.external.domain) == (committed.zones, committed.external.domain)
 
 
+def test_dual_variant_puts_a_subnet_per_zone_on_the_nodes_host_bridge(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    target = tmp_path / "stacks" / "Pulumi.local.yaml"
+    config = load_stack(write_real_node_stack(source, target, "repl-1a2b").parent, "local")
+    model = ClusterModel.from_config(config)
+    replication = config.network.replication
+    assert config.network.mode == "dual" and replication is not None
+    assert (replication.plugin, replication.master_interface) == ("bridge", "repl-1a2b")
+    assert model.address_plan is not None and model.address_plan.zoned
+    assert sorted(replication.subnets or {}) == sorted(config.zones)
+    # Each broker's static address lies in its own zone's subnet.
+    for broker in model.brokers:
+        assert broker.replication_ip is not None
+        subnet = (replication.subnets or {})[broker.zone]
+        assert broker.replication_ip.startswith(subnet.rsplit(".", 2)[0] + ".")
+
+
 def test_fake_nodes_are_tainted_only_while_real_nodes_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

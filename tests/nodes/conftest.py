@@ -1,4 +1,5 @@
-"""One local cluster with real nodes (containerd + kubelet each, three zones) for the session."""
+"""One local cluster with real nodes (containerd + kubelet each, three zones) for the session;
+their CNI is Multus in front of the pod bridge, so pods may also ask for a second network."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def real_nodes() -> Iterator[RealNodes]:
     kube = LocalKubernetes("kafkastack-nodes-test")
     kube.down()
     kube.up()
-    nodes = RealNodes(kube, count=3)
+    nodes = RealNodes(kube, count=3, multus=True)
     try:
         nodes.up()
         yield nodes
