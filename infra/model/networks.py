@@ -63,7 +63,7 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
     assert replication is not None
     plugin: dict[str, Any] = {
         "type": plugin_type,
-        **_attach_to(plugin_type, replication.master_interface, plan.zoned),
+        **_attach_to(plugin_type, replication.master_interface),
     }
     # Multus hands the annotation's `ips` to a plugin only when it declares the capability;
     # static IPAM then assigns exactly that address (without it the pod gets none).
@@ -78,14 +78,15 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
     }
 
 
-def _attach_to(plugin_type: str, interface: str, zoned: bool) -> dict[str, Any]:
+def _attach_to(plugin_type: str, interface: str) -> dict[str, Any]:
     """Where the plugin puts the pod's second interface. macvlan and ipvlan hang it off a host
     NIC; `bridge` plugs it into a host bridge, for nodes that share one network stack (where a
-    macvlan child of one NIC per node cannot exist). With per-zone subnets the bridge is also
-    each zone's router: the plugin puts every zone's first host address (the plan's gateway)
-    on it, and the host forwards between the subnets."""
+    macvlan child of one NIC per node cannot exist). The bridge is never made the gateway: the
+    plugin gives a bridge one address per family and fails every pod of a second zone ("already
+    has an IP address different from …", seen on real nodes), so the zones' routers (the plan's
+    first host addresses) belong to the network, as on-prem; locally the host bridge has them."""
     if plugin_type == "bridge":
-        return {"bridge": interface, "isGateway": zoned, "ipMasq": False}
+        return {"bridge": interface, "isGateway": False, "ipMasq": False}
     return {"master": interface, "mode": "bridge" if plugin_type == "macvlan" else "l2"}
 
 
