@@ -22,7 +22,7 @@ from infra.localcluster.node_config import (
     multus_config,
     replication_bridge,
 )
-from infra.localcluster.nodes import RealNodes
+from infra.localcluster.nodes import NODE_BINARIES, RealNodes
 from kafkastack.cli import app
 
 WORKDIR = Path("/cache/local-cluster/a-rather-long-cluster-name-for-paths/nodes")
@@ -118,6 +118,23 @@ def test_missing_node_binaries_name_the_make_target(empty_cache: Path) -> None:
     nodes = RealNodes(LocalKubernetes("unit"), count=1)
     with pytest.raises(LocalClusterError, match="make nodes-toolchain"):
         nodes.up()
+
+
+def test_nodes_asked_for_multus_need_its_binary(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # the root check comes first
+    bin_dir = empty_cache / "bin"
+    bin_dir.mkdir()
+    for name in NODE_BINARIES:
+        (bin_dir / name).write_text("")
+    with pytest.raises(LocalClusterError, match=r"multus is missing .*build-multus\.sh"):
+        RealNodes(LocalKubernetes("unit"), count=1, multus=True).check(wanted=[])
+
+
+def test_local_up_multus_without_real_nodes_is_refused(empty_cache: Path) -> None:
+    result = CliRunner().invoke(app, ["local", "up", "--multus"])
+    assert result.exit_code == 2 and "--real-nodes" in result.output
 
 
 def test_a_missing_image_names_the_make_target(empty_cache: Path) -> None:
