@@ -105,8 +105,9 @@ def test_replication_runs_on_the_multus_network(
     provision(kube, stack_file, config, engine=local_engine(kube, tmp_path / "state"))
     print(f"\ndual-network stack Ready on real nodes in {time.monotonic() - started:.0f} s")
 
-    pods = {p["metadata"]["labels"][labels.NAME]: p for p in kube.objects("pods", ns)}
-    assert [name for name, p in pods.items() if not _ready(p)] == []
+    every_pod = kube.objects("pods", ns)
+    assert [p["metadata"]["name"] for p in every_pod if not _ready(p)] == []
+    pods = {p["metadata"]["labels"].get(labels.NAME): p for p in every_pod}
     broker_pods = {}
     for broker in model.brokers:
         pod = pods[broker.workload]
