@@ -30,6 +30,9 @@ STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
 RECORDS = 20_000
 RECORD_BYTES = 1_000
 TOPIC = "second-network-load"
+# The local image ships only the scripts its manifests run; the tools run through its classpath.
+TOPICS = (f"{KAFKA_BIN}/kafka-run-class.sh", "org.apache.kafka.tools.TopicCommand")
+PERF_TEST = (f"{KAFKA_BIN}/kafka-run-class.sh", "org.apache.kafka.tools.ProducerPerformance")
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -79,7 +82,7 @@ def _client_properties(nodes: RealNodes, config: StackConfig, model: ClusterMode
 
 def _leader(nodes: RealNodes, ns: str, pod: str, bootstrap: str) -> tuple[int, list[int]]:
     described = _exec(
-        nodes, ns, pod, f"{KAFKA_BIN}/kafka-topics.sh", "--bootstrap-server", bootstrap,
+        nodes, ns, pod, *TOPICS, "--bootstrap-server", bootstrap,
         "--command-config", "/tmp/client.properties", "--describe", "--topic", TOPIC,
     )  # fmt: skip
     line = next(x for x in described.splitlines() if "Leader:" in x)
@@ -129,7 +132,7 @@ def test_replication_runs_on_the_multus_network(
     for pod in broker_pods.values():
         _exec(real_nodes, ns, pod, "sh", "-c", write)
     _exec(
-        real_nodes, ns, any_pod, f"{KAFKA_BIN}/kafka-topics.sh", "--bootstrap-server", bootstrap,
+        real_nodes, ns, any_pod, *TOPICS, "--bootstrap-server", bootstrap,
         "--command-config", "/tmp/client.properties", "--create", "--topic", TOPIC,
         "--partitions", "1", "--replication-factor", "3",
     )  # fmt: skip
@@ -138,7 +141,7 @@ def test_replication_runs_on_the_multus_network(
     followers = [broker_pods[i] for i in broker_pods if i != leader]
     before = {pod: _counters(real_nodes, ns, pod) for pod in broker_pods.values()}
     _exec(
-        real_nodes, ns, followers[0], f"{KAFKA_BIN}/kafka-producer-perf-test.sh",
+        real_nodes, ns, followers[0], *PERF_TEST,
         "--topic", TOPIC, "--num-records", str(RECORDS), "--record-size", str(RECORD_BYTES),
         "--throughput", "-1", "--producer.config", "/tmp/client.properties",
         "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all",
