@@ -30,9 +30,12 @@ STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
 RECORDS = 20_000
 RECORD_BYTES = 1_000
 TOPIC = "second-network-load"
-# The local image ships only the scripts its manifests run; the tools run through its classpath.
-TOPICS = (f"{KAFKA_BIN}/kafka-run-class.sh", "org.apache.kafka.tools.TopicCommand")
-PERF_TEST = (f"{KAFKA_BIN}/kafka-run-class.sh", "org.apache.kafka.tools.ProducerPerformance")
+# The local image ships only the scripts its manifests run; the tools run through its classpath,
+# without the broker's KAFKA_OPTS (its JMX agent would bind the broker's metrics port) and with a
+# small heap beside the broker's in the pod's memory limit.
+TOOL = ("env", "KAFKA_OPTS=", "KAFKA_HEAP_OPTS=-Xmx256m", f"{KAFKA_BIN}/kafka-run-class.sh")
+TOPICS = (*TOOL, "org.apache.kafka.tools.TopicCommand")
+PERF_TEST = (*TOOL, "org.apache.kafka.tools.ProducerPerformance")
 
 
 def _ready(pod: dict[str, Any]) -> bool:
