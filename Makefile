@@ -52,14 +52,15 @@ doctor: venv toolchain nodes-toolchain
 	$(VENV)/bin/kafkastack doctor
 
 # Real nodes (the `nodes` tier, docs/real-nodes.md): kubelet and kube-proxy from the control
-# plane's module, containerd 2.x, CoreDNS; then the images they run, built here (no registry is
-# reachable; the CoreDNS image holds the binary built here).
+# plane's module, containerd 2.x, CoreDNS, Multus (the second network); then the images they
+# run, built here (no registry is reachable; the CoreDNS image holds the binary built here).
 # After the control plane: the kubelet is built from the same wrapper module and pins, and from a
 # Go build cache the control plane's build has filled (317 s instead of 554 s cold).
 nodes-toolchain: toolchain
 	scripts/toolchain/build-kubelet.sh
 	scripts/toolchain/build-containerd.sh
 	scripts/toolchain/build-coredns.sh
+	scripts/toolchain/build-multus.sh
 
 images: system-deps kafka-jars nodes-toolchain
 	scripts/images/build.sh

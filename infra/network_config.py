@@ -47,15 +47,31 @@ class ReplicationNetworkConfig(StrictModel):
     subnets: dict[str, str] | None = Field(
         default=None, description="zone → subnet, routed between zones (required on clouds)"
     )
-    master_interface: str = Field(default="eth1", description="host NIC the attachment uses")
-    plugin: Literal["macvlan", "ipvlan"] | None = Field(
-        default=None, description="default: macvlan on-prem, ipvlan on clouds"
+    master_interface: str = Field(
+        default="eth1",
+        description="host NIC macvlan/ipvlan attach to, or the host bridge of plugin: bridge",
+    )
+    plugin: Literal["macvlan", "ipvlan", "bridge"] | None = Field(
+        default=None,
+        description="default: macvlan on-prem, ipvlan on clouds; bridge where nodes share one "
+        "network stack (the local cluster's real nodes)",
     )
 
     @field_validator("cidr")
     @classmethod
     def _valid_cidr(cls, value: str | None) -> str | None:
         return None if value is None else _network(value)
+
+    @field_validator("master_interface")
+    @classmethod
+    def _valid_interface(cls, value: str) -> str:
+        # The kernel's limit (IFNAMSIZ - 1); names are a single path component.
+        if not 0 < len(value) <= 15 or "/" in value or value.strip() != value or " " in value:
+            raise ValueError(
+                f"{value!r} is not a network interface name: 1 to 15 characters, no '/' or "
+                "spaces (e.g. eth1)"
+            )
+        return value
 
     @field_validator("subnets")
     @classmethod

@@ -84,10 +84,11 @@ def check_network(c: StackConfig) -> None:
             "with one subnet per zone, or use network.mode: single (separate listeners on the "
             "pod network)",
         )
-    if cloud and attachment_plugin(c) == "macvlan":
+    if cloud and attachment_plugin(c) in ("macvlan", "bridge"):
         raise refuse(
             "network.replication.plugin",
-            "macvlan gives each pod a MAC of its own, which a cloud network drops; use ipvlan",
+            f"{attachment_plugin(c)} gives each pod a MAC of its own, which a cloud network "
+            "drops; use ipvlan",
         )
     if replication.subnets:
         _check_subnets(list(c.zones), replication.subnets)

@@ -150,6 +150,7 @@ def parts() -> list[Part]:
     add("kube-proxy", "kubelet", ["--version"], pins["KUBERNETES_VERSION"], "nodes-toolchain")
     add("containerd", "containerd", ["--version"], pins["CONTAINERD_VERSION"], "nodes-toolchain")
     add("coredns", "coredns", ["-version"], pins["COREDNS_VERSION"].lstrip("v"), "nodes-toolchain")
+    add("multus", "multus", ["-version"], pins["MULTUS_VERSION"], "nodes-toolchain")
     for package, want in (("pulumi", cli_pin), ("pulumi-kubernetes", provider_pin)):
         have = _package(package)
         result.append(

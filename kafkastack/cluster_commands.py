@@ -27,6 +27,13 @@ def up(
             "docs/real-nodes.md)",
         ),
     ] = 0,
+    multus: Annotated[
+        bool,
+        typer.Option(
+            help="run Multus on the real nodes, for stacks with a second network "
+            "(network.mode: dual; docs/real-nodes.md)",
+        ),
+    ] = False,
 ) -> None:
     """Create or reuse the local cluster (idempotent)."""
     from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
@@ -36,7 +43,9 @@ def up(
 
     kube = LocalKubernetes()
     try:
-        nodes = RealNodes(kube, real_nodes) if real_nodes else None
+        if multus and not real_nodes:
+            raise LocalClusterError("--multus runs on real nodes: add --real-nodes 3")
+        nodes = RealNodes(kube, real_nodes, multus=multus) if real_nodes else None
         if nodes is not None:
             nodes.check()  # before anything is created
         kube.up()

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from infra import toolchain
-from infra.localcluster.node_config import NodeSpec
+from infra.localcluster.node_config import NodeSpec, replication_bridge
 
 CGROUP_MOUNTS = Path("/proc/self/mounts")
 MOUNTINFO = Path("/proc/self/mountinfo")
@@ -158,6 +158,19 @@ def add_bridge(name: str, address: str, prefix: int) -> None:
     _ip("link", "set", name, "up")
 
 
+def add_router(bridge: str, addresses: list[str]) -> None:
+    """Make the host the router of a second network's subnets: `bridge` (created if missing)
+    carries each `address/prefix`, and the host forwards between them (the pod bridges already
+    turned forwarding on)."""
+    if _ip("link", "show", bridge, check=False).returncode != 0:
+        _ip("link", "add", bridge, "type", "bridge")
+    present = _ip("-o", "addr", "show", "dev", bridge).stdout.split()
+    for address in addresses:
+        if address not in present:
+            _ip("addr", "add", address, "dev", bridge)
+    _ip("link", "set", bridge, "up")
+
+
 def delete_bridge(name: str) -> None:
     if _ip("link", "show", name, check=False).returncode == 0:
         _ip("link", "del", name)
@@ -250,10 +263,15 @@ def release_all(folder: Path) -> list[str]:
     """Stop every real node whose folder (with its node.json) is under `folder`, then remove
     the iptables rules they wrote."""
     released = []
+    clusters = set()
     for spec_file in sorted(folder.glob("*/node.json")):
         node = NodeSpec.from_file(spec_file)
         release_node(node)
         released.append(node.name)
+        clusters.add(node.cluster)
+    for cluster in clusters:
+        # The second network's bridge (add_router's, or the bridge plugin's for the first pod).
+        delete_bridge(replication_bridge(cluster))
     if released:
         remove_kube_rules()
     return released

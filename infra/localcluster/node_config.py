@@ -26,6 +26,10 @@ CGROUP_PARENT = "kafkastack-nodes"
 FIRST_PORT = 10350
 # Debian's containernetworking-plugins.
 CNI_BIN_DIR = "/usr/lib/cni"
+# containerd's CNI library loads the first config of the node's folder by name: Multus's, when
+# the nodes run it, which delegates the pod network to the bridge config beside it.
+MULTUS_CONF = "00-multus.conf"
+BRIDGE_CONF = "10-bridge.conflist"
 # containerd refuses unix socket paths over 104 bytes, too few for the cluster's folder in the
 # cache: the sockets, containerd's state and the kubelet's root (which holds sockets too) live
 # under a short folder per node, <RUNTIME_ROOT>/<cluster tag>-<index>.
@@ -95,6 +99,11 @@ class NodeSpec:
         return f"10.{_cluster_octet(self.cluster)}.{self.index}.1"
 
     @property
+    def cni_bin_dir(self) -> Path:
+        """The node's own CNI binaries (Multus), searched before Debian's."""
+        return self.dir / "cni-bin"
+
+    @property
     def port(self) -> int:
         return FIRST_PORT + 2 * self.index
 
@@ -148,7 +157,7 @@ temp = "{d / "tmp"}"
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = ["{CNI_BIN_DIR}"]
+    bin_dirs = ["{node.cni_bin_dir}", "{CNI_BIN_DIR}"]
     conf_dir = "{node.dir / "cni"}"
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
@@ -177,6 +186,32 @@ def cni_config(node: NodeSpec) -> str:
                 },
             }
         ],
+    }
+    return json.dumps(conf, indent=2)
+
+
+def replication_bridge(cluster: str) -> str:
+    """The host bridge of a cluster's second network (Multus attachments of `plugin: bridge`):
+    one for all its real nodes, which share the machine's network stack."""
+    return f"repl-{_cluster_tag(cluster)}"
+
+
+def multus_config(node: NodeSpec, kubeconfig: Path) -> str:
+    """Multus as a thin plugin: the pod network stays the node's bridge (its delegate), and the
+    attachments a pod's `k8s.v1.cni.cncf.io/networks` names are read from the apiserver through
+    `kubeconfig`. Its caches and log stay in the node's folders (the defaults are machine-wide);
+    delegates run from Debian's plugins."""
+    conf: dict[str, Any] = {
+        "cniVersion": "1.0.0",
+        "name": "multus-cni-network",
+        "type": "multus",
+        "kubeconfig": str(kubeconfig),
+        "cniDir": str(node.runtime_dir / "multus"),
+        "confDir": str(node.dir / "multus"),
+        "binDir": CNI_BIN_DIR,
+        "logFile": str(node.dir / "multus.log"),
+        "logLevel": "verbose",
+        "delegates": [json.loads(cni_config(node))],
     }
     return json.dumps(conf, indent=2)
 

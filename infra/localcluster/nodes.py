@@ -27,7 +27,9 @@ from infra.localcluster.control_plane import (
     LocalKubernetes,
 )
 from infra.localcluster.node_config import (
+    BRIDGE_CONF,
     CNI_BIN_DIR,
+    MULTUS_CONF,
     RUNTIME_ROOT,
     NodeSpec,
     cni_config,
@@ -35,23 +37,24 @@ from infra.localcluster.node_config import (
     kube_proxy_config,
     kubelet_args,
     kubelet_config,
+    multus_config,
 )
 
 NODE_BINARIES = ("kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "ctr")
 
 
-def _require_binaries() -> dict[str, str]:
+def _require_binaries(multus: bool) -> dict[str, str]:
     if os.geteuid() != 0:
         raise LocalClusterError(
             "real nodes need root (cgroups, a bridge per node, mounts): run as root"
         )
     found = {}
-    for name in NODE_BINARIES:
+    for name in (*NODE_BINARIES, *(["multus"] if multus else [])):
         path = toolchain.bin_dir() / name
         if not path.is_file():
             raise LocalClusterError(
                 f"{name} is missing ({path}): run `make nodes-toolchain` "
-                "(scripts/toolchain/build-kubelet.sh, build-containerd.sh)"
+                "(scripts/toolchain/build-kubelet.sh, build-containerd.sh, build-multus.sh)"
             )
         found[name] = str(path)
     for name, check in (
@@ -77,12 +80,15 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 class RealNodes:
-    """The real nodes of one local cluster."""
+    """The real nodes of one local cluster. With `multus`, every node's CNI is Multus (thin
+    plugin) in front of the pod bridge, so pods can ask for a second network
+    (NetworkAttachmentDefinitions; the stack's `network.mode: dual`)."""
 
-    def __init__(self, kube: LocalKubernetes, count: int = 3) -> None:
+    def __init__(self, kube: LocalKubernetes, count: int = 3, multus: bool = False) -> None:
         if count < 1:
             raise LocalClusterError(f"real node count must be at least 1, got {count}")
         self.kube = kube
+        self.multus = multus
         self.folder = kube.workdir / "nodes"
         self.specs = [
             NodeSpec(kube.name, i, ZONES[i % len(ZONES)], self.folder) for i in range(count)
@@ -118,11 +124,14 @@ class RealNodes:
         return subprocess.run(argv, capture_output=True, text=True, env=self._env(), check=False)
 
     def _write_configs(self, node: NodeSpec) -> None:
-        for sub in ("containerd", "cni", "pod-logs", "ipam"):
+        for sub in ("containerd", "cni", "pod-logs", "ipam", "cni-bin"):
             (node.dir / sub).mkdir(parents=True, exist_ok=True)
         node.runtime_dir.mkdir(parents=True, exist_ok=True)
         (node.dir / "containerd.toml").write_text(containerd_config(node))
-        (node.dir / "cni" / "10-bridge.conflist").write_text(cni_config(node))
+        (node.dir / "cni" / BRIDGE_CONF).write_text(cni_config(node))
+        if self.multus:
+            shutil.copy2(toolchain.bin_dir() / "multus", node.cni_bin_dir / "multus")
+            (node.dir / "cni" / MULTUS_CONF).write_text(multus_config(node, self.kube.kubeconfig))
         (node.dir / "kubelet-config.yaml").write_text(kubelet_config(node))
         # Before any host resource exists: from here on, release_all finds the node and frees it.
         (node.dir / "node.json").write_text(node.to_json())
@@ -153,7 +162,7 @@ class RealNodes:
     def check(self, wanted: Sequence[images.Image] = images.ALL) -> dict[str, str]:
         """Every prerequisite there (root, binaries, Debian packages, images), or an error
         naming the fix; returns the binaries' paths."""
-        binaries = _require_binaries()
+        binaries = _require_binaries(self.multus)
         for image in (*images.ALWAYS, *wanted):
             image.require()
         return binaries

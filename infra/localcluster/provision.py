@@ -14,11 +14,14 @@ from typing import Any
 
 from infra.config import secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine, change_summary, update_sequence
+from infra.localcluster import host
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.local_issuer import LocalIssuer
+from infra.localcluster.node_config import replication_bridge
 from infra.model import security
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
+from infra.network_rules import attachment_plugin
 from infra.stack_config import StackConfig
 
 
@@ -44,6 +47,24 @@ def stack_certificates(model: ClusterModel) -> list[dict[str, Any]]:
     chain = [o for o in security.issuer_objects(model) if o["kind"] == "Certificate"]
     admin = security.admin_certificate(model)
     return [*chain, *security.certificates(model), *([admin] if admin else [])]
+
+
+def second_network_routers(kube: LocalKubernetes, model: ClusterModel) -> list[str]:
+    """The host addresses a `bridge`-plugin second network needs on real nodes: each zone's
+    router (`address/prefix`), on the cluster's replication bridge. Empty when the stack has no
+    such network, or one stretched segment (no router)."""
+    plan, replication = model.address_plan, model.config.network.replication
+    if plan is None or replication is None or attachment_plugin(model.config) != "bridge":
+        return []
+    expected = replication_bridge(kube.name)
+    if replication.master_interface != expected:
+        raise LocalClusterError(
+            f"network.replication.master_interface is {replication.master_interface!r}; the "
+            f"real nodes of cluster {kube.name!r} share the bridge {expected!r}: set it to that"
+        )
+    if not plan.zoned:
+        return []
+    return [f"{plan.gateway(z)}/{plan.ranges[z].prefixlen}" for z in model.zones]
 
 
 @dataclass(frozen=True)
@@ -75,6 +96,9 @@ def provision(
     engine.select(stack, stack_file)
     ensure_passwords(engine, stack, config)
     if kube.has_real_nodes():
+        routers = second_network_routers(kube, model)
+        if routers:
+            host.add_router(replication_bridge(kube.name), routers)
         with LocalIssuer(kube, stack_certificates(model)) as issuer:
             events = engine.up_events(stack, expect_no_changes=expect_no_changes)
         if issuer.error is not None:

@@ -24,15 +24,39 @@ BROKER_CPU = 0.25
 QUORUM_CPU = 0.25
 MEMORY_GIB = 2.0
 HEAP_GIB = 1.0  # whole GiB: the manifests give the JVM -Xmx<heap>g
+# The second network of the dual variant: one subnet per zone (zones in the stack's order),
+# routed between zones by the host (the nodes' shared bridge is each subnet's router).
+REPLICATION_SUBNETS = ("10.30.0.0/24", "10.30.1.0/24", "10.30.2.0/24")
 
 
-def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
-    """`kafkastack:` values (without prefix) of the local stack → its real-node variant."""
+def second_network(zones: list[str], bridge: str) -> dict[str, Any]:
+    """`network` of the dual variant: the on-prem shape (static addresses per zone, the `ips`
+    capability) with the `bridge` plugin on the cluster's host bridge, since every real node
+    shares the machine's network stack (no NIC per node for macvlan to hang off)."""
+    if len(zones) > len(REPLICATION_SUBNETS):
+        raise ValueError(f"at most {len(REPLICATION_SUBNETS)} zones, got {zones}")
+    return {
+        "mode": "dual",
+        "replication": {
+            "subnets": dict(zip(zones, REPLICATION_SUBNETS, strict=False)),
+            "plugin": "bridge",
+            "master_interface": bridge,
+        },
+    }
+
+
+def real_node_overrides(
+    values: dict[str, Any], replication_bridge: str | None = None
+) -> dict[str, Any]:
+    """`kafkastack:` values (without prefix) of the local stack → its real-node variant: one
+    pod network, or (given the host bridge of nodes that run Multus) the second network too."""
     result = copy.deepcopy(values)
     # Pulumi waits until every workload is Ready through its own probes.
     result["skip_await"] = False
-    # One pod network: the second (replication) network needs Multus, not yet on real nodes.
-    result["network"] = {"mode": "single"}
+    if replication_bridge is None:
+        result["network"] = {"mode": "single"}
+    else:
+        result["network"] = second_network(list(result["zones"]), replication_bridge)
     result["brokers"] = BROKERS
     # Brokers and controllers never share a node (required anti-affinity), and there are three
     # nodes: the brokers are the KRaft controllers (combined mode, local/dev only).
@@ -61,15 +85,18 @@ def real_node_overrides(values: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def write_real_node_stack(source: Path, target: Path) -> Path:
+def write_real_node_stack(
+    source: Path, target: Path, replication_bridge: str | None = None
+) -> Path:
     """Write `target` (a Pulumi stack file) from the stack file `source` with the real-node
-    overrides; provider settings and anything else beside our keys are kept."""
+    overrides (`dual` on `replication_bridge` when given); provider settings and anything else
+    beside our keys are kept."""
     document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     raw = dict(document.get("config", {}) or {})
     prefix = f"{NAMESPACE}:"
     ours = {k.removeprefix(prefix): v for k, v in raw.items() if str(k).startswith(prefix)}
     others = {k: v for k, v in raw.items() if not str(k).startswith(prefix)}
-    values = real_node_overrides(ours)
+    values = real_node_overrides(ours, replication_bridge)
     document["config"] = {**others, **{f"{prefix}{k}": v for k, v in values.items()}}
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(

@@ -61,15 +61,14 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
     name = attachment_name(model, zone)
     replication = model.config.network.replication
     assert replication is not None
-    plugin = {
+    plugin: dict[str, Any] = {
         "type": plugin_type,
-        "master": replication.master_interface,
-        "mode": "bridge" if plugin_type == "macvlan" else "l2",
-        # Multus hands the annotation's `ips` to a plugin only when it declares the capability;
-        # static IPAM then assigns exactly that address (without it the pod gets none).
-        "capabilities": {"ips": True},
-        "ipam": ipam,
+        **_attach_to(plugin_type, replication.master_interface),
     }
+    # Multus hands the annotation's `ips` to a plugin only when it declares the capability;
+    # static IPAM then assigns exactly that address (without it the pod gets none).
+    plugin["capabilities"] = {"ips": True}
+    plugin["ipam"] = ipam
     config = {"cniVersion": CNI_VERSION, "name": name, "plugins": [plugin]}
     return {
         "apiVersion": "k8s.cni.cncf.io/v1",
@@ -77,6 +76,18 @@ def _attachment(model: ClusterModel, zone: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": model.config.namespace},
         "spec": {"config": json.dumps(config, sort_keys=True)},
     }
+
+
+def _attach_to(plugin_type: str, interface: str) -> dict[str, Any]:
+    """Where the plugin puts the pod's second interface. macvlan and ipvlan hang it off a host
+    NIC; `bridge` plugs it into a host bridge, for nodes that share one network stack (where a
+    macvlan child of one NIC per node cannot exist). The bridge is never made the gateway: the
+    plugin gives a bridge one address per family and fails every pod of a second zone ("already
+    has an IP address different from …", seen on real nodes), so the zones' routers (the plan's
+    first host addresses) belong to the network, as on-prem; locally the host bridge has them."""
+    if plugin_type == "bridge":
+        return {"bridge": interface, "isGateway": False, "ipMasq": False}
+    return {"master": interface, "mode": "bridge" if plugin_type == "macvlan" else "l2"}
 
 
 def pod_network_annotation(model: ClusterModel, node: Node) -> dict[str, str]:

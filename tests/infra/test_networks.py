@@ -69,6 +69,17 @@ def dual(replication: dict[str, Any], platform: str = "aws", **more: Any) -> dic
             "network.replication.plugin",
             "use ipvlan",
         ),
+        # A host bridge hands out MACs of its own too.
+        (
+            dual({"subnets": ZONED["network"]["replication"]["subnets"], "plugin": "bridge"}),
+            "network.replication.plugin",
+            "bridge gives each pod a MAC",
+        ),
+        (
+            dual({"cidr": "10.20.0.0/24", "master_interface": "a-bridge-name-too-long"}, "local"),
+            "network.replication.master_interface",
+            "1 to 15 characters",
+        ),
         # Dual mode names its own range: no shared default for every environment.
         ({"platform": "local", "network": {"mode": "dual"}}, "network.replication", "cidr"),
         (dual({}, "azure"), "network.replication", "subnets (zone: cidr"),
@@ -221,6 +232,32 @@ def test_zoned_attachments_route_between_the_zones_subnets() -> None:
     assert [b.replication_ip for b in model.brokers] == [
         b.replication_ip for b in grown.brokers[:6]
     ]
+
+
+def test_bridge_attachments_plug_pods_into_a_host_bridge_never_its_gateway() -> None:
+    """Nodes that share one network stack (the local cluster's real nodes) have no NIC per
+    node for macvlan: the `bridge` plugin plugs the pods into a host bridge. Never as the
+    gateway: the plugin holds one address per bridge and failed every pod of the second zone;
+    the routers of the zoned plan's routes are the network's."""
+    subnets = ZONED["network"]["replication"]["subnets"]
+    replication = {"subnets": subnets, "plugin": "bridge", "master_interface": "repl-1a2b"}
+    model = model_of(**dual(replication, "local"))
+    for zone, nad in zip("abc", networks.network_attachments(model).values(), strict=True):
+        (plugin,) = json.loads(nad["spec"]["config"])["plugins"]
+        assert {k: plugin[k] for k in ("type", "bridge", "isGateway", "ipMasq")} == {
+            "type": "bridge",
+            "bridge": "repl-1a2b",
+            "isGateway": False,
+            "ipMasq": False,
+        }
+        assert "master" not in plugin and plugin["capabilities"] == {"ips": True}
+        gateway = str(ipaddress.ip_network(subnets[zone]).network_address + 1)
+        assert {r["gw"] for r in plugin["ipam"]["routes"]} == {gateway}
+    # One stretched segment needs no router.
+    stretched = model_of(**dual({"cidr": "10.20.0.0/24", "plugin": "bridge"}, "local"))
+    ((_, nad),) = networks.network_attachments(stretched).items()
+    (plugin,) = json.loads(nad["spec"]["config"])["plugins"]
+    assert plugin["isGateway"] is False and "routes" not in plugin["ipam"]
 
 
 # ----- policies -------------------------------------------------------------------------------

@@ -13,13 +13,16 @@ from typer.testing import CliRunner
 from infra.localcluster import images
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import (
+    CNI_BIN_DIR,
     NodeSpec,
     cni_config,
     containerd_config,
     kubelet_args,
     kubelet_config,
+    multus_config,
+    replication_bridge,
 )
-from infra.localcluster.nodes import RealNodes
+from infra.localcluster.nodes import NODE_BINARIES, RealNodes
 from kafkastack.cli import app
 
 WORKDIR = Path("/cache/local-cluster/a-rather-long-cluster-name-for-paths/nodes")
@@ -92,10 +95,46 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def test_multus_delegates_the_pod_network_and_keeps_its_state_in_the_node() -> None:
+    nodes = specs()
+    kubeconfig = Path("/cache/local-cluster/c/kubeconfig")
+    confs = [json.loads(multus_config(n, kubeconfig)) for n in nodes]
+    for node, conf in zip(nodes, confs, strict=True):
+        assert conf["type"] == "multus" and conf["kubeconfig"] == str(kubeconfig)
+        # The pod network is unchanged: the node's own bridge config is the one delegate.
+        assert conf["delegates"] == [json.loads(cni_config(node))]
+        assert conf["binDir"] == CNI_BIN_DIR
+        # containerd finds Multus in the node's own folder first, Debian's plugins after.
+        assert f'bin_dirs = ["{node.cni_bin_dir}", "{CNI_BIN_DIR}"]' in containerd_config(node)
+    # Multus's defaults (/var/lib/cni/multus, /etc/cni/multus) are machine-wide: never shared.
+    for key in ("cniDir", "confDir", "logFile"):
+        assert len({c[key] for c in confs}) == len(confs), key
+        assert all(c[key].startswith(("/var/lib/kafkastack-nodes/", str(WORKDIR))) for c in confs)
+    assert len(replication_bridge("a-rather-long-cluster-name-for-paths")) <= 15
+    assert replication_bridge("one") != replication_bridge("two")
+
+
 def test_missing_node_binaries_name_the_make_target(empty_cache: Path) -> None:
     nodes = RealNodes(LocalKubernetes("unit"), count=1)
     with pytest.raises(LocalClusterError, match="make nodes-toolchain"):
         nodes.up()
+
+
+def test_nodes_asked_for_multus_need_its_binary(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # the root check comes first
+    bin_dir = empty_cache / "bin"
+    bin_dir.mkdir()
+    for name in NODE_BINARIES:
+        (bin_dir / name).write_text("")
+    with pytest.raises(LocalClusterError, match=r"multus is missing .*build-multus\.sh"):
+        RealNodes(LocalKubernetes("unit"), count=1, multus=True).check(wanted=[])
+
+
+def test_local_up_multus_without_real_nodes_is_refused(empty_cache: Path) -> None:
+    result = CliRunner().invoke(app, ["local", "up", "--multus"])
+    assert result.exit_code == 2 and "--real-nodes" in result.output
 
 
 def test_a_missing_image_names_the_make_target(empty_cache: Path) -> None:

@@ -11,8 +11,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from infra.config import load_stack
-from infra.localcluster.control_plane import FAKE_NODE_TAINT, LocalKubernetes, nodes
+from infra.localcluster.control_plane import (
+    FAKE_NODE_TAINT,
+    LocalClusterError,
+    LocalKubernetes,
+    nodes,
+)
 from infra.localcluster.local_issuer import LocalCA
+from infra.localcluster.node_config import replication_bridge
+from infra.localcluster.provision import second_network_routers
 from infra.localcluster.real_stack import BROKERS, write_real_node_stack
 from infra.model.cluster import ClusterModel
 from infra.model.security import certificates
@@ -41,6 +48,44 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
     # Everything else is the committed local stack's.
     committed = load_stack(repo_root / "stacks", "local")
     assert (config.zones, config.external.domain) == (committed.zones, committed.external.domain)
+
+
+def test_dual_variant_puts_a_subnet_per_zone_on_the_nodes_host_bridge(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    target = tmp_path / "stacks" / "Pulumi.local.yaml"
+    config = load_stack(write_real_node_stack(source, target, "repl-1a2b").parent, "local")
+    model = ClusterModel.from_config(config)
+    replication = config.network.replication
+    assert config.network.mode == "dual" and replication is not None
+    assert (replication.plugin, replication.master_interface) == ("bridge", "repl-1a2b")
+    assert model.address_plan is not None and model.address_plan.zoned
+    assert sorted(replication.subnets or {}) == sorted(config.zones)
+    # Each broker's static address lies in its own zone's subnet.
+    for broker in model.brokers:
+        assert broker.replication_ip is not None
+        subnet = (replication.subnets or {})[broker.zone]
+        assert broker.replication_ip.startswith(subnet.rsplit(".", 2)[0] + ".")
+
+
+def test_the_host_routes_the_dual_variants_zones_on_its_own_bridge(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    """The bridge plugin cannot be every zone's gateway: the host bridge of the cluster carries
+    each zone's router address; a bridge of another cluster is refused."""
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    kube = LocalKubernetes("routes-test")
+    mine = write_real_node_stack(source, tmp_path / "a" / "Pulumi.local.yaml", "repl-0000")
+    model = ClusterModel.from_config(load_stack(mine.parent, "local"))
+    with pytest.raises(LocalClusterError, match=replication_bridge("routes-test")):
+        second_network_routers(kube, model)
+    bridge = replication_bridge(kube.name)
+    ours = write_real_node_stack(source, tmp_path / "b" / "Pulumi.local.yaml", bridge)
+    model = ClusterModel.from_config(load_stack(ours.parent, "local"))
+    assert second_network_routers(kube, model) == ["10.30.0.1/24", "10.30.1.1/24", "10.30.2.1/24"]
+    single = ClusterModel.from_config(load_stack(_variant(repo_root, tmp_path).parent, "local"))
+    assert second_network_routers(kube, single) == []
 
 
 def test_fake_nodes_are_tainted_only_while_real_nodes_run(

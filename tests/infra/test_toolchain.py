@@ -45,8 +45,8 @@ def test_a_cli_of_another_version_than_the_sdk_fails_with_the_expected_one(
 def test_missing_parts_say_how_to_get_them(empty_cache: Path) -> None:
     missing = {p.name: p for p in parts() if p.version == "missing"}
     assert {"pulumi", "pulumi-language-python", "pulumi-resource-kubernetes"} <= set(missing)
-    node_parts = {"kubelet", "kube-proxy", "containerd", "coredns"}
-    assert {"kubelet", "coredns"} <= set(missing)
+    node_parts = {"kubelet", "kube-proxy", "containerd", "coredns", "multus"}
+    assert {"kubelet", "coredns", "multus"} <= set(missing)
     for part in missing.values():
         target = "nodes-toolchain" if part.name in node_parts else "toolchain"
         assert not part.ok and f"make {target}`" in part.note, part

@@ -1,5 +1,6 @@
 """One local cluster with real nodes (containerd + kubelet each, three zones) for the session,
-and the real-node variant of the local stack deployed on it once (`pulumi up`) for the proofs."""
+their CNI Multus in front of the pod bridge so pods may also ask for a second network, and the
+real-node variant of the local stack deployed on it once (`pulumi up`) for the proofs."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def real_nodes() -> Iterator[RealNodes]:
     kube = LocalKubernetes("kafkastack-nodes-test")
     kube.down()
     kube.up()
-    nodes = RealNodes(kube, count=3)
+    nodes = RealNodes(kube, count=3, multus=True)
     try:
         nodes.up()
         yield nodes
