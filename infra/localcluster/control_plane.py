@@ -193,16 +193,22 @@ class LocalKubernetes:
     def wait_scheduled(
         self, namespace: str, expected: int, timeout: float = 120
     ) -> list[dict[str, Any]]:
+        """The stack's workload pods once `expected` of them exist and all are scheduled. Pods of
+        Jobs (the admin Jobs) come and go: counting one would return before a workload's pod."""
         deadline = time.monotonic() + timeout
         pods: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
-            pods = self.objects("pods", namespace)
+            pods = [p for p in self.objects("pods", namespace) if not _job_pod(p)]
             scheduled = [p for p in pods if p["spec"].get("nodeName")]
             if len(pods) >= expected and len(scheduled) == len(pods):
                 return pods
             time.sleep(1)
         pending = [p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")]
         raise LocalClusterError(f"{len(pods)}/{expected} pods exist, unscheduled: {pending}")
+
+
+def _job_pod(pod: dict[str, Any]) -> bool:
+    return any(o.get("kind") == "Job" for o in pod["metadata"].get("ownerReferences", []))
 
 
 def real_node_volumes(folder: Path) -> dict[str, Path]:
