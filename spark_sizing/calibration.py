@@ -45,7 +45,8 @@ METHOD = (
     "Kafka's ProducerPerformance (1 KiB records, acks=all, unthrottled) into an RF {rf} topic "
     "with min.insync.replicas {min_isr}, then ConsumerPerformance reading it back, on the brokers "
     "started from the stack's rendered configs (network namespaces, as `kafkastack verify`); "
-    "one warm-up round discarded, the median of {rounds} rounds. disk_mb_s = network_mb_s = "
+    "warm-up rounds discarded until two agree within 10 %, the median of {rounds} rounds. "
+    "disk_mb_s = network_mb_s = "
     "median produce MB/s × RF ÷ brokers; mb_s_per_vcpu = (produced × (2·RF − 1) + consumed) MB "
     "÷ CPU seconds of the broker processes (/proc utime + stime)"
 )

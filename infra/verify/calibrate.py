@@ -1,8 +1,10 @@
 """`kafkastack calibrate`: what this cluster's brokers carry, measured on the brokers started from
 the stack's rendered configs (as `kafkastack verify` starts them), as a hardware profile.
 
-Robust on a shared machine without timing anything against a target: one warm-up round (JIT,
-page cache, leader elections) is discarded, each round writes to a fresh topic, the produce
+Robust on a shared machine without timing anything against a target: warm-up rounds (JIT, page
+cache, leader elections) are discarded until two in a row agree within `SETTLED` (at most
+`MAX_WARMUPS`: on 2 cores one short round left the brokers' throughput still climbing by half
+from one measured round to the next), each round writes to a fresh topic, the produce
 figure is the median of the rounds, and CPU is what the broker processes really used (/proc),
 whatever else the machine runs.
 """
@@ -29,6 +31,10 @@ from spark_sizing.calibration import (
     method,
 )
 from spark_sizing.profiles import HardwareProfile, Measured
+
+# Warm-up rounds agree when within this share of each other; never more than MAX_WARMUPS.
+SETTLED = 0.10
+MAX_WARMUPS = 4
 
 # Heap per broker and controller here: enough for unthrottled 1 KiB produce, small enough for
 # six JVMs beside the load tools on a developer machine.
@@ -57,16 +63,26 @@ def measure(
             cluster.close()
 
 
+def warm_up(cluster: ProcessCluster, partitions: int, rf: int, records: int, work: Path) -> None:
+    """Full rounds until the last two agree within `SETTLED` (or `MAX_WARMUPS` ran)."""
+    previous = None
+    for number in range(MAX_WARMUPS):
+        topic = f"calibrate-warmup-{number}"
+        throughput.create_topic(cluster, topic, partitions, rf)
+        produced = throughput.produce(cluster, topic, records, work)
+        throughput.consume(cluster, topic, produced.records, work)
+        if previous is not None and abs(produced.mb_s - previous) <= SETTLED * previous:
+            return
+        previous = produced.mb_s
+
+
 def _rounds(
     cluster: ProcessCluster, config: StackConfig, records: int, rounds: int, work: Path
 ) -> CalibrationRun:
     brokers = len(cluster.brokers)
     rf = min(config.replication_factor, brokers)
     partitions = PARTITIONS_PER_BROKER * brokers
-    throughput.create_topic(cluster, "calibrate-warmup", partitions, rf)
-    warmup = max(1000, records // 4)
-    throughput.produce(cluster, "calibrate-warmup", warmup, work)
-    throughput.consume(cluster, "calibrate-warmup", warmup, work)
+    warm_up(cluster, partitions, rf, records, work)
     groups = [n.process.pid for n in cluster.brokers if n.process is not None]
     produce_mb_s: list[float] = []
     produced_mb = consumed_mb = cpu_seconds = 0.0
