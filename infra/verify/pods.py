@@ -64,14 +64,19 @@ def _classes(lib: Path) -> set[str]:
 def write_launchers(bin_dir: Path, lib: Path) -> None:
     bin_dir.mkdir(parents=True, exist_ok=True)
     present = _classes(lib)
+    java = f'java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*"'
     for name, (candidates, leading) in LAUNCHERS.items():
         main = next((c for c in candidates if c in present), None)
         if main is None:
             continue  # this release has no such tool; a command calling it fails visibly
         script = bin_dir / name
-        java = f'java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*"'
         script.write_text(f'#!/bin/sh\nexec {java} {main} {leading} "$@"\n', encoding="utf-8")
         script.chmod(0o755)
+    # Kafka's runner: the class to run comes first (the admin Jobs call tools by class, as an
+    # image with only the runner — the local one — requires).
+    runner = bin_dir / "kafka-run-class.sh"
+    runner.write_text(f'#!/bin/sh\nexec {java} "$@"\n', encoding="utf-8")
+    runner.chmod(0o755)
 
 
 def rendered(render_dir: Path, kind: str, name: str) -> dict[str, Any]:
