@@ -186,6 +186,21 @@ class LocalKubernetes:
         objects = volumes(storage_classes, hosts)
         self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(objects))
 
+    def release_namespace(self, namespace: str) -> None:
+        """Delete `namespace` and free the node-local volumes its claims held (their folders
+        emptied, the PersistentVolumes deleted; `add_volumes` creates them again), so another
+        stack can run there from scratch: volumes are Retained, and a Released one binds no more."""
+        self.kubectl("delete", "namespace", namespace, "--wait=true", check=False)
+        reply = self.kubectl("get", "persistentvolumes", "-o", "json")
+        for volume in json.loads(reply.stdout)["items"]:
+            claim = volume["spec"].get("claimRef") or {}
+            if claim.get("namespace") != namespace:
+                continue
+            self.kubectl("delete", "pv", volume["metadata"]["name"], "--wait=true", check=False)
+            folder = Path(volume["spec"].get("local", {}).get("path", ""))
+            if folder.is_dir() and folder != FAKE_VOLUME_ROOT:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
         return list(json.loads(reply.stdout)["items"])

@@ -79,9 +79,17 @@ class DeployedStack:
         self.wait_ready()
         return self
 
+    def release(self) -> None:
+        """Remove the deployment (namespace and volumes) so another stack may use the nodes; the
+        next `ensure()` deploys it again from scratch."""
+        if self.config is not None:
+            self.kube.release_namespace(self.namespace)
+        self._deployed_on = []
+        self._client = None
+
     def _deploy(self) -> None:
         if self.config is not None:  # an earlier deployment, on nodes that are gone
-            self.kube.kubectl("delete", "namespace", self.namespace, "--wait=true", check=False)
+            self.kube.release_namespace(self.namespace)
         shutil.rmtree(self.workdir, ignore_errors=True)
         write_real_node_stack(self.source, self.stack_file)
         self.config = load_stack(self.stack_file.parent, "local")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import load_stack
+from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.provision import local_engine, provision
@@ -94,16 +95,32 @@ def _leader(nodes: RealNodes, ns: str, pod: str, bootstrap: str) -> tuple[int, l
 
 
 def test_replication_runs_on_the_multus_network(
-    real_nodes: RealNodes, repo_root: Path, tmp_path: Path
+    real_nodes: RealNodes,
+    _stack_deployment: DeployedStack,
+    repo_root: Path,
+    tmp_path: Path,
 ) -> None:
+    # The session's shared deployment holds the namespace and the nodes' volumes: this stack of
+    # its own takes them only while it runs, whichever test ran before or runs after.
+    _stack_deployment.release()
     kube = real_nodes.kube
-    assert real_nodes.multus
     stack_file = write_real_node_stack(
         repo_root / "stacks" / "Pulumi.local.yaml",
         tmp_path / "stacks" / "Pulumi.local.yaml",
         replication_bridge=replication_bridge(kube.name),
     )
     config = load_stack(stack_file.parent, "local")
+    try:
+        _dual_network_proof(real_nodes, stack_file, config, tmp_path)
+    finally:
+        kube.release_namespace(config.namespace)
+
+
+def _dual_network_proof(
+    real_nodes: RealNodes, stack_file: Path, config: StackConfig, tmp_path: Path
+) -> None:
+    kube = real_nodes.kube
+    assert real_nodes.multus
     model = ClusterModel.from_config(config)
     assert config.network.mode == "dual" and model.address_plan and model.address_plan.zoned
     ns = config.namespace
