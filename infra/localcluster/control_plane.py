@@ -186,11 +186,14 @@ class LocalKubernetes:
         objects = volumes(storage_classes, hosts)
         self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(objects))
 
-    def release_namespace(self, namespace: str) -> None:
-        """Delete `namespace` and free the node-local volumes its claims held (their folders
-        emptied, the PersistentVolumes deleted; `add_volumes` creates them again), so another
-        stack can run there from scratch: volumes are Retained, and a Released one binds no more."""
+    def release_stack(self, namespace: str, storage_classes: list[str]) -> None:
+        """Delete a stack's namespace and StorageClasses (cluster-wide: another stack's engine
+        would find them taken) and free the node-local volumes its claims held (folders emptied,
+        PersistentVolumes deleted; `add_volumes` creates them again), so another stack can run
+        from scratch: volumes are Retained, and a Released one binds no more."""
         self.kubectl("delete", "namespace", namespace, "--wait=true", check=False)
+        for name in storage_classes:
+            self.kubectl("delete", "storageclass", name, "--ignore-not-found", check=False)
         reply = self.kubectl("get", "persistentvolumes", "-o", "json")
         for volume in json.loads(reply.stdout)["items"]:
             claim = volume["spec"].get("claimRef") or {}

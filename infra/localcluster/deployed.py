@@ -26,6 +26,7 @@ from infra.localcluster.provision import Provisioned, local_engine, provision
 from infra.localcluster.real_stack import write_real_node_stack
 from infra.model import labels
 from infra.model.cluster import ClusterModel
+from infra.model.storage import storage_class_names
 from infra.stack_config import StackConfig
 
 CLIENT_POD = "kafkastack-proof-client"
@@ -83,13 +84,13 @@ class DeployedStack:
         """Remove the deployment (namespace and volumes) so another stack may use the nodes; the
         next `ensure()` deploys it again from scratch."""
         if self.config is not None:
-            self.kube.release_namespace(self.namespace)
+            self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         self._deployed_on = []
         self._client = None
 
     def _deploy(self) -> None:
         if self.config is not None:  # an earlier deployment, on nodes that are gone
-            self.kube.release_namespace(self.namespace)
+            self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         shutil.rmtree(self.workdir, ignore_errors=True)
         write_real_node_stack(self.source, self.stack_file)
         self.config = load_stack(self.stack_file.parent, "local")
