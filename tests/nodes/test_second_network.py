@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from infra.config import load_stack
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.node_config import replication_bridge
@@ -110,6 +112,11 @@ def test_replication_runs_on_the_multus_network(
         tmp_path / "stacks" / "Pulumi.local.yaml",
         replication_bridge=replication_bridge(kube.name),
     )
+    # The committed local stack's in-cluster protocol (SCRAM without TLS), which the broker-pod
+    # tools below log in with; the shared variant turns TLS on for the client-pod proofs.
+    document = yaml.safe_load(stack_file.read_text(encoding="utf-8"))
+    document["config"]["kafkastack:security"]["client_tls"] = False
+    stack_file.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     config = load_stack(stack_file.parent, "local")
     try:
         _dual_network_proof(real_nodes, stack_file, config, tmp_path)
