@@ -78,12 +78,5 @@ def read_running_quorum(config: StackConfig) -> RunningQuorum:
             return RunningQuorum()  # one voter does not answer: not a state to reorder on
         if count == 1:
             active = node.node_id
-    return RunningQuorum(running=True, active=active)
-
-
-def read_active_controller(config: StackConfig) -> int | None:
-    """The node id of the dedicated controller that leads the quorum, or None when the cluster
-    cannot say (combined voters are brokers: their order is the brokers' node order)."""
-    if config.quorum.combined:
-        return None
-    return read_running_quorum(config).active
+    # Combined voters are brokers: their order is the brokers' node order, none goes last.
+    return RunningQuorum(running=True, active=None if config.quorum.combined else active)

@@ -26,7 +26,7 @@ def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> Ka
     running = RunningQuorum() if rendering else read_running_quorum(config)
     model = ClusterModel.from_config(
         config,
-        active_controller=None if config.quorum.combined else running.active,
+        active_controller=running.active,
         quorum_running=running.running,
     )
     cluster = KafkaCluster(config.cluster_name, model, secrets)

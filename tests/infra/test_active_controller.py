@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from infra.active_controller import RunningQuorum, read_active_controller, read_running_quorum
+from infra.active_controller import RunningQuorum, read_running_quorum
 from infra.model import metrics
 from infra.model.cluster import ClusterModel
 from tests.infra.conftest import config_of
@@ -65,7 +65,7 @@ def test_reads_the_one_controller_whose_agent_says_active(
         for _, pod in controllers
     }
     log = fake_kubectl(tmp_path, monkeypatch, answers)
-    assert read_active_controller(config) == active_id
+    assert read_running_quorum(config).active == active_id
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     first = calls[0]
     assert first[:6] == ["exec", "-n", config.namespace, controllers[0][1], "-c", "kafka"]
@@ -79,7 +79,7 @@ def test_falls_back_to_node_order_when_a_controller_does_not_answer(
     controllers = pods(config)
     answers = {controllers[0][1]: [metrics.ACTIVE_CONTROLLER, "0.0"]}  # the others fail
     fake_kubectl(tmp_path, monkeypatch, answers)
-    assert read_active_controller(config) is None
+    assert read_running_quorum(config) == RunningQuorum()
 
 
 def test_combined_voters_that_all_answer_make_a_running_quorum(
@@ -92,11 +92,8 @@ def test_combined_voters_that_all_answer_make_a_running_quorum(
         pod: [metrics.ACTIVE_CONTROLLER, "1.0" if i == 0 else "0.0"] for i, pod in enumerate(voters)
     }
     fake_kubectl(tmp_path, monkeypatch, answers)
-    assert read_running_quorum(config) == RunningQuorum(
-        running=True, active=model.voters[0].node_id
-    )
-    # Their order is the brokers' node order: no dedicated controller to put last.
-    assert read_active_controller(config) is None
+    # Running; and their order is the brokers' node order: no dedicated controller to put last.
+    assert read_running_quorum(config) == RunningQuorum(running=True, active=None)
     # A first `pulumi up`: no voter answers yet.
     fake_kubectl(tmp_path / "first-up", monkeypatch, {voters[0]: answers[voters[0]]})
     assert read_running_quorum(config) == RunningQuorum()

@@ -20,6 +20,17 @@ from tests.kafka.checks import FAILOVER_REPORTS
 
 DOMAIN = "kafka.verify.test"
 
+# The orders user may write its own topics (prefix `orders.`): the stacks' ACL Job grants it.
+ORDERS_GRANTS = [
+    {
+        "user": "orders",
+        "resource": "topic",
+        "name": "orders.",
+        "pattern": "prefixed",
+        "operations": ["Write", "Describe"],
+    }
+]
+
 
 def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
     sizing = {

@@ -11,19 +11,10 @@ import pytest
 
 from infra.verify.jobs import run_job
 from infra.verify.processes import ProcessCluster
+from tests.kafka.conftest import ORDERS_GRANTS as GRANTS
 from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
-
-GRANTS = [
-    {
-        "user": "orders",
-        "resource": "topic",
-        "name": "orders.",
-        "pattern": "prefixed",
-        "operations": ["Write", "Describe"],
-    }
-]
 
 
 @pytest.fixture(scope="module")

@@ -12,19 +12,11 @@ import pytest
 
 from infra.verify.jobs import run_job
 from infra.verify.processes import ProcessCluster
+from tests.kafka.conftest import ORDERS_GRANTS as GRANTS
 from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
 
-GRANTS = [
-    {
-        "user": "orders",
-        "resource": "topic",
-        "name": "orders.",
-        "pattern": "prefixed",
-        "operations": ["Write", "Describe"],
-    }
-]
 # KRaft's SCRAM seeding refuses commas (secret_text.KRAFT_SCRAM_REFUSALS); everything else goes.
 KRAFT_PASSWORDS = {
     "password-admin": "ad\"min\\pass $HOME 'q' =x",
