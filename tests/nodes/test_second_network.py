@@ -21,7 +21,7 @@ from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.provision import local_engine, provision
 from infra.localcluster.real_stack import write_real_node_stack
-from infra.model import labels, networks, security
+from infra.model import admin_client, labels, networks
 from infra.model.cluster import ClusterModel
 from infra.model.paths import KAFKA_BIN
 from infra.model.probes import listening_command
@@ -69,22 +69,15 @@ def _counters(nodes: RealNodes, ns: str, pod: str) -> dict[str, int]:
 
 
 def _client_properties(nodes: RealNodes, config: StackConfig, model: ClusterModel) -> str:
-    """The admin's SCRAM settings for the CLIENT listener (the local stack's protocol)."""
-    user = config.security.admin_user
-    secret = security.scram_secret_name(model, user)
-    raw = nodes.kube.kubectl(
-        "get", "secret", "-n", config.namespace, secret, "-o", "jsonpath={.data.password}"
-    ).stdout
-    password = base64.b64decode(raw).decode()
+    """The admin's client config as the program filled it for the admin Jobs (its Secret), which
+    the broker pods' tools can use as it is: the local stack's CLIENT listener has no TLS here."""
     assert not config.client_tls and config.security.client_auth == "scram-sha-512"
-    return "\n".join(
-        [
-            "security.protocol=SASL_PLAINTEXT",
-            "sasl.mechanism=SCRAM-SHA-512",
-            "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="{user}" password="{password}";',
-        ]
-    )
+    key = admin_client.ADMIN_PROPERTIES.replace(".", "\\.")
+    raw = nodes.kube.kubectl(
+        "get", "secret", "-n", config.namespace, model.names.admin_client_secret,
+        "-o", f"jsonpath={{.data.{key}}}",
+    ).stdout  # fmt: skip
+    return base64.b64decode(raw).decode()
 
 
 def _leader(nodes: RealNodes, ns: str, pod: str, bootstrap: str) -> tuple[int, list[int]]:
