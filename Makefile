@@ -80,11 +80,12 @@ unit: venv
 # busy while the venv, the Maven downloads and Spark's class archive wait on the network and disk.
 test-setup: venv system-deps kafka-jars spark-jars spark-cds doctor nodes-toolchain images lint
 
-# The fast tier in a random order, then the tiers that share one cluster or JVM per session.
+# The fast tier in a random order, then the tiers that share one cluster or JVM per session; the
+# heavy tiers print their slowest steps, so the log shows where the suite's time budget goes.
 test:
 	$(MAKE) --jobs=2 --output-sync=target test-setup
 	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
-	$(VENV)/bin/pytest -p no:randomly -m "not ($(UNIT))" $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -p no:randomly -m "not ($(UNIT))" --durations=30 $(PYTEST_ARGS)
 
 demo: venv spark-cds toolchain
 	$(VENV)/bin/kafkastack demo
