@@ -60,9 +60,7 @@ def test_every_kafka_script_the_manifests_run_is_in_the_image(
         if container["image"] != kafka_image:
             continue
         text = " ".join(
-            str(part)
-            for key in ("command", "args")
-            for part in container.get(key, [])
+            str(part) for key in ("command", "args") for part in container.get(key, [])
         ) + str({k: v for k, v in container.items() if k.endswith("Probe")})
         named |= set(KAFKA_SCRIPT.findall(text))
     assert named, "the manifests run no script of the image: the pattern no longer matches"

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from infra.config import load_stack
+from infra.localcluster import images
 from infra.localcluster.control_plane import (
     FAKE_NODE_TAINT,
     LocalClusterError,
@@ -20,7 +21,6 @@ from infra.localcluster.control_plane import (
 from infra.localcluster.local_issuer import LocalCA
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
-from infra.localcluster import images
 from infra.localcluster.real_stack import BROKERS, ZOOKEEPER_SERVERS, write_real_node_stack
 from infra.model.cluster import ClusterModel
 from infra.model.security import certificates
