@@ -91,15 +91,6 @@ class DeployedStack:
         """Remove the deployment (namespace and volumes) so another stack may use the nodes; the
         next `ensure()` deploys it again from scratch."""
         if self.config is not None:
-            # Brokers first, as `pulumi destroy` orders them: a ZooKeeper-mode broker's
-            # controlled shutdown needs the ensemble, and without it takes the whole grace
-            # period (probes.TERMINATION_GRACE_SECONDS) to give up.
-            brokers = labels.selector(self.model.config.cluster_name, labels.BROKER)
-            selector = ",".join(f"{k}={v}" for k, v in brokers.items())
-            self.kube.kubectl(
-                "delete", "statefulsets", "-n", self.namespace, "--wait=true",
-                "--cascade=foreground", "-l", selector, check=False,
-            )  # fmt: skip
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         self._deployed_on = []
         self._client = None
