@@ -11,7 +11,6 @@ from typing import Any, Literal
 import pytest
 
 from infra.config import load_stack
-from infra.image_config import ImagesConfig
 from infra.localcluster import images
 from infra.localcluster.real_stack import write_real_node_stack
 from infra.model.cluster import ClusterModel
@@ -74,6 +73,3 @@ def test_the_zookeeper_image_runs_the_manifests_command(repo_root: Path, tmp_pat
     assert len(servers) == model.config.quorum_nodes
     on_path = _scripts(repo_root / "scripts/images/zookeeper/bin")
     assert {c["command"][0] for c in servers} <= on_path
-    # The image's tag is the public default's, so the same manifests name either.
-    public = ImagesConfig().zookeeper.image
-    assert public.rsplit(":", 1)[1] == images.ZOOKEEPER.tag
