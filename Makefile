@@ -62,6 +62,7 @@ nodes-toolchain: toolchain
 	scripts/toolchain/build-coredns.sh
 	scripts/toolchain/build-multus.sh
 
+# Kafka 4.3.1, and Kafka 3.9.1 with ZooKeeper for the 3.9 mode (kafka-jars fetches both lines).
 images: system-deps kafka-jars nodes-toolchain
 	scripts/images/build.sh
 

@@ -190,7 +190,19 @@ class LocalKubernetes:
         """Delete a stack's namespace and StorageClasses (cluster-wide: another stack's engine
         would find them taken) and free the node-local volumes its claims held (folders emptied,
         PersistentVolumes deleted; `add_volumes` creates them again), so another stack can run
-        from scratch: volumes are Retained, and a Released one binds no more."""
+        from scratch: volumes are Retained, and a Released one binds no more.
+
+        Its pods go first, each within a second: the stack and its data are thrown away, and a
+        graceful stop would take the whole grace period (probes.TERMINATION_GRACE_SECONDS)
+        where brokers go down together (combined controllers lose their quorum; ZooKeeper-mode
+        brokers may lose their ensemble), each waiting on a controlled shutdown that cannot
+        come. The workloads are deleted without their pods (orphaned) so none is replaced."""
+        for kind in ("statefulsets", "deployments", "replicasets", "jobs"):
+            self.kubectl("delete", kind, "--all", "-n", namespace, "--cascade=orphan", check=False)
+        self.kubectl(
+            "delete", "pods", "--all", "-n", namespace, "--grace-period=1", "--wait=true",
+            check=False,
+        )  # fmt: skip
         self.kubectl("delete", "namespace", namespace, "--wait=true", check=False)
         for name in storage_classes:
             self.kubectl("delete", "storageclass", name, "--ignore-not-found", check=False)

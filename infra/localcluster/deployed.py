@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -39,10 +39,17 @@ def pod_ready(pod: dict[str, Any]) -> bool:
 
 class DeployedStack:
     """The variant on `nodes`, written from `source` (the committed local stack file) into
-    `workdir` (stack file and engine state)."""
+    `workdir` (stack file and engine state), with the `quorum` real_stack.py writes."""
 
-    def __init__(self, nodes: RealNodes, source: Path, workdir: Path) -> None:
+    def __init__(
+        self,
+        nodes: RealNodes,
+        source: Path,
+        workdir: Path,
+        quorum: Literal["kraft", "zookeeper"] = "kraft",
+    ) -> None:
         self.nodes = nodes
+        self.quorum = quorum
         self.kube = nodes.kube
         self.source = source
         self.workdir = workdir
@@ -92,7 +99,7 @@ class DeployedStack:
         if self.config is not None:  # an earlier deployment, on nodes that are gone
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         shutil.rmtree(self.workdir, ignore_errors=True)
-        write_real_node_stack(self.source, self.stack_file)
+        write_real_node_stack(self.source, self.stack_file, quorum=self.quorum)
         self.config = load_stack(self.stack_file.parent, "local")
         started = time.monotonic()
         self.provisioned = self._up()

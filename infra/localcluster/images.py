@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import toolchain
+from infra.image_config import ImagesConfig
 from infra.toolchain import pinned_versions
 
 
@@ -49,5 +50,11 @@ COREDNS = Image("coredns", pinned_versions()["COREDNS_VERSION"].lstrip("v"))
 # Tagged with its exact release, like the stack's default (external.haproxy_image).
 HAPROXY = Image("haproxy", pinned_versions()["HAPROXY_VERSION"])
 ALL = (PAUSE, BUSYBOX, COREDNS, HAPROXY, KAFKA)
+# The ZooKeeper mode's (Kafka 3.9): its Kafka, and ZooKeeper at the public default's tag (the
+# version Kafka 3.9's jars name; build.sh reads it from there). Imported only where a test runs
+# that mode (RealNodes.import_images), so every other session's nodes start as fast as before.
+KAFKA_ZOOKEEPER_MODE = Image("kafka", "3.9.1")
+ZOOKEEPER = Image("zookeeper", ImagesConfig().zookeeper.image.rsplit(":", 1)[1])
+ZOOKEEPER_MODE = (KAFKA_ZOOKEEPER_MODE, ZOOKEEPER)
 # On every node whatever it runs: the pod sandbox, and cluster DNS (dns.py).
 ALWAYS = (PAUSE, COREDNS)

@@ -256,19 +256,59 @@ class RealNodes:
             proc.wait(timeout=30)
         self._processes.clear()
         if released and self.kube.is_up():
-            self.kube.kubectl("delete", "node", "--ignore-not-found", *released)
-            # Their pods are gone with them (the pod collector would take a minute to notice,
-            # and a Deployment would count them Ready meanwhile).
-            for node in released:
-                self.kube.kubectl(
-                    "delete", "pods", "--all-namespaces", "--force", "--grace-period=0",
-                    "--field-selector", f"spec.nodeName={node}",
-                )  # fmt: skip
-            # Their volumes were folders of the nodes, now gone.
-            selector = f"{VOLUME_NODE_LABEL} in ({','.join(released)})"
-            self.kube.kubectl("delete", "pv", "--ignore-not-found", "--wait=false", "-l", selector)
+            self._forget(released)
             self.kube.apply_fake_nodes()  # untainted again: no real node is left
         return released
+
+    def import_images(self, wanted: Sequence[images.Image]) -> None:
+        """Import more images into every running node's containerd (a test that needs them)."""
+        for node in self.specs:
+            self._import(node, wanted)
+
+    def add(
+        self, count: int, wanted: Sequence[images.Image] = images.ALL, timeout: float = 180
+    ) -> list[NodeSpec]:
+        """Start `count` more nodes beside the running ones (zones in turn after theirs) and
+        wait until they are Ready; `remove` gives them back (`down` too, with the others)."""
+        binaries = self.check(wanted)
+        first = len(self.specs)
+        added = [
+            NodeSpec(self.kube.name, i, ZONES[i % len(ZONES)], self.folder)
+            for i in range(first, first + count)
+        ]
+        self.specs.extend(added)
+        try:
+            for node in added:
+                self._start_node(node, binaries, wanted)
+            self.wait_ready(timeout)
+        except BaseException:
+            self.remove(added)
+            raise
+        return added
+
+    def remove(self, nodes: Sequence[NodeSpec]) -> None:
+        """Stop these nodes (others keep running) and delete their Node objects, pods and
+        volumes."""
+        names = [n.name for n in nodes]
+        for node in nodes:
+            host.release_node(node)
+        self.specs = [s for s in self.specs if s.name not in names]
+        self._processes = [p for p in self._processes if p.poll() is None]
+        self._forget(names)
+
+    def _forget(self, released: list[str]) -> None:
+        """Delete the Node objects of stopped nodes, their pods and their volumes."""
+        self.kube.kubectl("delete", "node", "--ignore-not-found", *released)
+        # Their pods are gone with them (the pod collector would take a minute to notice,
+        # and a Deployment would count them Ready meanwhile).
+        for node in released:
+            self.kube.kubectl(
+                "delete", "pods", "--all-namespaces", "--force", "--grace-period=0",
+                "--field-selector", f"spec.nodeName={node}",
+            )  # fmt: skip
+        # Their volumes were folders of the nodes, now gone.
+        selector = f"{VOLUME_NODE_LABEL} in ({','.join(released)})"
+        self.kube.kubectl("delete", "pv", "--ignore-not-found", "--wait=false", "-l", selector)
 
     def labels(self) -> dict[str, dict[str, Any]]:
         items = json.loads(self.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]

@@ -116,6 +116,20 @@ def parse_consumed(output: str) -> list[Consumed]:
     return records
 
 
+def tool_options(model: ClusterModel) -> dict[str, str]:
+    """The producer's and consumer's option naming their client config, and the consumer's
+    for formatter settings: Kafka 4 renamed them (--command-config, --formatter-property) and
+    deprecated the old names; 3.9's tools know only the old ones."""
+    if model.config.kafka_major >= 4:
+        config = "--command-config"
+        return {"producer": config, "consumer": config, "formatter": "--formatter-property"}
+    return {
+        "producer": "--producer.config",
+        "consumer": "--consumer.config",
+        "formatter": "--property",
+    }
+
+
 class PodClient:
     """The client pod `name` of a deployed stack, and the Kafka tools run in it."""
 
@@ -126,6 +140,7 @@ class PodClient:
         self.namespace = model.config.namespace
         self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
         self.external_bootstrap = f"{model.names.external_bootstrap}:{model.ports.route}"
+        self.options = tool_options(model)
 
     def start(self, node: str | None = None, timeout: float = 120) -> None:
         """Create the pod (on `node` if given) and wait until its client configs are written."""
@@ -200,10 +215,10 @@ class PodClient:
                 raise LocalClusterError(f"{topic}: in-sync sets never reached {size}: {states}")
             time.sleep(1)
 
-    def _producer_args(self, topic: str, count: int, keys: int, throughput: int) -> list[str]:
+    def producer_args(self, topic: str, count: int, keys: int, throughput: int) -> list[str]:
         return [
             "--topic", topic, "--max-messages", str(count), "--throughput", str(throughput),
-            "--acks", "-1", "--command-config", client_pod.PRODUCER_PROPERTIES,
+            "--acks", "-1", self.options["producer"], client_pod.PRODUCER_PROPERTIES,
             "--repeating-keys", str(keys), "--value-prefix", str(time.time_ns() % 1_000_000_000),
         ]  # fmt: skip
 
@@ -211,13 +226,13 @@ class PodClient:
         self, topic: str, count: int, keys: int = 8, external: bool = False
     ) -> tuple[list[Acked], list[str]]:
         """Produce `count` keyed records and wait: what was acknowledged, and the errors."""
-        args = self._producer_args(topic, count, keys, throughput=-1)
+        args = self.producer_args(topic, count, keys, throughput=-1)
         out = self.exec_sh(self.tool_command(PRODUCER, args, external)).stdout
         return parse_acked(out)
 
     def start_producer(self, run: str, topic: str, throughput: int, keys: int = 16) -> None:
         """A producer in the background until stop_producer(run): about `throughput` records/s."""
-        args = self._producer_args(topic, -1, keys, throughput)
+        args = self.producer_args(topic, -1, keys, throughput)
         out = f"{client_pod.RUN_DIR}/{run}"
         command = self.tool_command(PRODUCER, args)
         self.exec_sh(f"{command} > {out}.out 2> {out}.err & echo $! > {out}.pid")
@@ -252,18 +267,22 @@ class PodClient:
     ) -> list[Consumed]:
         """Read `topic` from the beginning (read_committed) until `expect` records, or (without
         `expect`, or short of it) until nothing came for `idle_s`: everything it holds."""
-        limit = ["--max-messages", str(expect)] if expect is not None else []
-        args = [
-            "--topic", topic, "--from-beginning", *limit,
-            "--timeout-ms", str(idle_s * 1000), "--command-config",
-            client_pod.CLIENT_PROPERTIES, "--isolation-level", "read_committed",
-            "--formatter-property", "print.partition=true",
-            "--formatter-property", "print.offset=true",
-            "--formatter-property", "print.key=true",
-        ]  # fmt: skip
+        args = self.consumer_args(topic, expect, idle_s)
         # The consumer exits non-zero when its idle timeout ends it; what it read is the answer.
         result = self.exec_sh(self.tool_command(CONSUMER, args, external), check=False)
         return parse_consumed(result.stdout)
+
+    def consumer_args(self, topic: str, expect: int | None, idle_s: int) -> list[str]:
+        limit = ["--max-messages", str(expect)] if expect is not None else []
+        formatter = self.options["formatter"]
+        return [
+            "--topic", topic, "--from-beginning", *limit,
+            "--timeout-ms", str(idle_s * 1000), self.options["consumer"],
+            client_pod.CLIENT_PROPERTIES, "--isolation-level", "read_committed",
+            formatter, "print.partition=true",
+            formatter, "print.offset=true",
+            formatter, "print.key=true",
+        ]  # fmt: skip
 
     def external_plaintext_refused(self) -> bool:
         """The admin's login without TLS, through HAProxy: whether listing topics fails (while

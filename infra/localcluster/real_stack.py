@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -24,6 +24,7 @@ BROKER_CPU = 0.25
 QUORUM_CPU = 0.25
 MEMORY_GIB = 2.0
 HEAP_GIB = 1.0  # whole GiB: the manifests give the JVM -Xmx<heap>g
+ZOOKEEPER_SERVERS = 3  # the ZooKeeper-mode variant's ensemble, one server per zone
 # The second network of the dual variant: one subnet per zone (zones in the stack's order),
 # routed between zones by the host (the nodes' shared bridge is each subnet's router).
 REPLICATION_SUBNETS = ("10.30.0.0/24", "10.30.1.0/24", "10.30.2.0/24")
@@ -85,18 +86,35 @@ def real_node_overrides(
     return result
 
 
+def zookeeper_mode(values: dict[str, Any]) -> dict[str, Any]:
+    """The real-node variant's values → its ZooKeeper-mode twin: Kafka 3.9 on the images built
+    here, a three-server ensemble in place of the combined KRaft quorum. Brokers and ZooKeeper
+    servers never share a node (required anti-affinity): it runs on six nodes, two per zone."""
+    result = copy.deepcopy(values)
+    result["kafka_version"] = images.KAFKA_ZOOKEEPER_MODE.tag
+    result["quorum"] = {"kind": "zookeeper", "nodes": ZOOKEEPER_SERVERS}
+    result["images"]["zookeeper"] = {"image": images.ZOOKEEPER.ref}
+    result["sizing"]["cluster"]["quorum"].update(kind="zookeeper", nodes=ZOOKEEPER_SERVERS)
+    return result
+
+
 def write_real_node_stack(
-    source: Path, target: Path, replication_bridge: str | None = None
+    source: Path,
+    target: Path,
+    replication_bridge: str | None = None,
+    quorum: Literal["kraft", "zookeeper"] = "kraft",
 ) -> Path:
     """Write `target` (a Pulumi stack file) from the stack file `source` with the real-node
-    overrides (`dual` on `replication_bridge` when given); provider settings and anything else
-    beside our keys are kept."""
+    overrides (`dual` on `replication_bridge` when given; the ZooKeeper mode when `quorum`
+    says so); provider settings and anything else beside our keys are kept."""
     document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     raw = dict(document.get("config", {}) or {})
     prefix = f"{NAMESPACE}:"
     ours = {k.removeprefix(prefix): v for k, v in raw.items() if str(k).startswith(prefix)}
     others = {k: v for k, v in raw.items() if not str(k).startswith(prefix)}
     values = real_node_overrides(ours, replication_bridge)
+    if quorum == "zookeeper":
+        values = zookeeper_mode(values)
     document["config"] = {**others, **{f"{prefix}{k}": v for k, v in values.items()}}
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(

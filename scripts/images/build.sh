@@ -13,14 +13,23 @@
 #                 Debian openjdk-17-jre-headless (the package's own files plus the libraries they
 #                 link) and the jars scripts/kafka/fetch.sh fetched from Maven Central, with the
 #                 Prometheus JMX agent at /opt/jmx-exporter/jmx_prometheus_javaagent.jar (the
-#                 manifests' KAFKA_OPTS load it from there when images.kafka.jmx_agent is bundled)
-# Usage: build.sh [KAFKA_VERSION]   (default 4.3.1; its jars must be fetched first)
+#                 manifests' KAFKA_OPTS load it from there when images.kafka.jmx_agent is bundled).
+#                 4.x logs through log4j2, 3.x through log4j 1 (reload4j) and adds the ZooKeeper
+#                 mode's tools (bin-3.x, config-3.x)
+#   zookeeper:<ver> for Kafka 3.x's ZooKeeper mode, laid out like the public zookeeper image:
+#                 /apache-zookeeper-<ver>-bin with zkServer.sh on PATH, /conf (ZOOCFGDIR), /data,
+#                 /datalog, /logs, uid/gid 1000, bash (the manifests' probes speak over /dev/tcp),
+#                 on the same JRE; its jars are the ZooKeeper ones Kafka 3.x's fetch brought (the
+#                 version is read from there), logging through reload4j, which reads the
+#                 log4j.properties the manifests mount in ZOOCFGDIR
+# Usage: build.sh [KAFKA_VERSION ...]   (default 4.3.1 3.9.1; their jars must be fetched first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${KAFKASTACK_CACHE:-$HOME/.cache/kafkastack}"
 OUT="$CACHE/images"
 BIN="$CACHE/bin"
-KAFKA_VERSION="${1:-4.3.1}"
+KAFKA_VERSIONS=("$@")
+[ ${#KAFKA_VERSIONS[@]} -gt 0 ] || KAFKA_VERSIONS=(4.3.1 3.9.1)
 JRE_PACKAGE=openjdk-17-jre-headless
 # The agent scripts/kafka/fetch.sh pinned and checked (one pin, read from there).
 JMX_AGENT_VERSION="$(sed -n 's/^JMX_AGENT_VERSION=//p' "$here/../kafka/fetch.sh")"
@@ -34,9 +43,9 @@ die() { log "$*"; exit 1; }
 command -v umoci >/dev/null || die "umoci is missing: run \`make system-deps\`"
 [ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 \
   || die "/bin/busybox (busybox-static) is missing: run \`make system-deps\`"
-# The image's logging config is log4j2 (Kafka 4); 3.9 logs through log4j 1 (reload4j).
-[[ "$KAFKA_VERSION" == 4.* ]] \
-  || die "Kafka $KAFKA_VERSION: only 4.x images so far (3.9's log4j 1 config is not written yet)"
+for v in "${KAFKA_VERSIONS[@]}"; do
+  [[ "$v" == 4.* || "$v" == 3.* ]] || die "Kafka $v: the images know the 4.x and 3.x layouts only"
+done
 mkdir -p "$OUT"
 
 # Files every image has: a shell-less passwd/group with root and appuser (uid 1000, as in
@@ -81,9 +90,9 @@ populate_haproxy() {
   copy_libraries "$root" /usr/sbin/haproxy
   chown 99:99 "$root/var/lib/haproxy"
 }
-populate_kafka() {
-  local root="$1" lib="$CACHE/kafka/$KAFKA_VERSION/lib" f
-  base_files "$root"; with_busybox "$root"
+# Debian's JRE under /usr/lib/jvm, as the host has it.
+with_jre() {
+  local root="$1" f
   # Exactly the files of Debian's JRE package (symlinks into /etc/java-17-openjdk included).
   dpkg-query -L "$JRE_PACKAGE" | grep -vE '^/usr/share/(doc|man|lintian|bug)' | while read -r f; do
     if [ -d "$f" ] && [ ! -L "$f" ]; then mkdir -p "$root$f"; else cp -a "$f" "$root$f"; fi
@@ -98,15 +107,45 @@ populate_kafka() {
   for f in /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libnss_dns.so.2; do
     [ -f "$f" ] && cp -L "$f" "$root$f"
   done
+}
+populate_kafka() {
+  local root="$1" lib="$CACHE/kafka/$KAFKA_VERSION/lib" line=4.x
+  [[ "$KAFKA_VERSION" == 3.* ]] && line=3.x
+  base_files "$root"; with_busybox "$root"; with_jre "$root"
   mkdir -p "$root/opt/kafka/libs" "$root/opt/kafka/bin" "$root/opt/kafka/config"
   cp "$lib"/*.jar "$root/opt/kafka/libs/"
   cp "$here/kafka/bin/"*.sh "$root/opt/kafka/bin/"
+  if [ "$line" = 3.x ]; then
+    cp "$here/kafka/bin-3.x/"*.sh "$root/opt/kafka/bin/"
+    cp "$here/kafka/config-3.x/"* "$root/opt/kafka/config/"
+  else
+    cp "$here/kafka/config/"* "$root/opt/kafka/config/"
+  fi
   chmod 755 "$root/opt/kafka/bin/"*.sh
-  cp "$here/kafka/config/"* "$root/opt/kafka/config/"
   mkdir -p "$root/opt/jmx-exporter"
   cp "$JMX_AGENT" "$root/opt/jmx-exporter/jmx_prometheus_javaagent.jar"
   mkdir -p "$root/var/lib/kafka/data" "$root/home/appuser"
   chown -R 1000:1000 "$root/var/lib/kafka" "$root/home/appuser"
+}
+
+# ZooKeeper's server and what it links at run time (its pom's compile scope, the binding the
+# release's log4j config needs, and the metrics and compression jars its release ships).
+ZOOKEEPER_JARS='zookeeper-*.jar audience-annotations-*.jar netty-*.jar slf4j-api-*.jar slf4j-reload4j-*.jar reload4j-*.jar commons-io-*.jar commons-cli-*.jar metrics-core-4*.jar snappy-java-*.jar'
+populate_zookeeper() {
+  local root="$1" home="/apache-zookeeper-$ZOOKEEPER_VERSION-bin" jar
+  base_files "$root"; with_busybox "$root"; with_jre "$root"
+  sed -i 's/^appuser:/zookeeper:/' "$root/etc/passwd" "$root/etc/group"
+  sed -i 's#/home/appuser#/home/zookeeper#' "$root/etc/passwd"
+  # The probes run bash (a /dev/tcp redirection busybox's sh lacks).
+  rm -f "$root/bin/bash"; cp /bin/bash "$root/bin/bash"
+  copy_libraries "$root" /bin/bash
+  mkdir -p "$root$home/bin" "$root$home/lib" "$root$home/conf"
+  for jar in $ZOOKEEPER_JARS; do cp "$ZOOKEEPER_LIB"/$jar "$root$home/lib/"; done
+  cp "$here/zookeeper/bin/"*.sh "$root$home/bin/"
+  chmod 755 "$root$home/bin/"*.sh
+  mkdir -p "$root/conf" "$root/data" "$root/datalog" "$root/logs" "$root/home/zookeeper"
+  cp "$here/zookeeper/conf/"* "$root/conf/"
+  chown -R 1000:1000 "$root/conf" "$root/data" "$root/datalog" "$root/logs" "$root/home/zookeeper"
 }
 
 # build NAME TAG INPUTS -- umoci config flags…
@@ -151,12 +190,27 @@ build haproxy "$HAPROXY_VERSION" "$busybox_version $haproxy_version" -- \
   --config.user 99:99 --config.entrypoint /usr/sbin/haproxy --config.entrypoint -W \
   --config.entrypoint -db --config.cmd -f --config.cmd /usr/local/etc/haproxy/haproxy.cfg \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
-[ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
 [ -f "$JMX_AGENT" ] || die "the JMX agent $JMX_AGENT_VERSION is missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh)"
 jre_version="$(dpkg-query -W -f '${Version}' "$JRE_PACKAGE" 2>/dev/null)" \
   || die "$JRE_PACKAGE is not installed: run \`apt-get install $JRE_PACKAGE\` (scripts/check-java.sh)"
-build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(sha256sum "$JMX_AGENT") $(cat "$here"/kafka/*/*)" -- \
-  --config.user 1000:1000 --config.workingdir /opt/kafka \
-  --config.env PATH=/opt/kafka/bin:/usr/lib/jvm/java-17-openjdk-amd64/bin:/bin \
-  --config.env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 --config.cmd /bin/sh
+JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
+for KAFKA_VERSION in "${KAFKA_VERSIONS[@]}"; do
+  jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
+  [ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
+  build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(sha256sum "$JMX_AGENT") $(cat "$here"/kafka/*/*)" -- \
+    --config.user 1000:1000 --config.workingdir /opt/kafka \
+    --config.env PATH=/opt/kafka/bin:$JAVA_HOME/bin:/bin \
+    --config.env JAVA_HOME=$JAVA_HOME --config.cmd /bin/sh
+  [[ "$KAFKA_VERSION" == 3.* ]] || continue
+  # ZooKeeper at the version this Kafka release was built with (the jar its fetch brought).
+  ZOOKEEPER_LIB="$CACHE/kafka/$KAFKA_VERSION/lib"
+  zookeeper_jar="$(cd "$ZOOKEEPER_LIB" && ls zookeeper-[0-9]*.jar)"
+  ZOOKEEPER_VERSION="${zookeeper_jar#zookeeper-}"; ZOOKEEPER_VERSION="${ZOOKEEPER_VERSION%.jar}"
+  zk_home="/apache-zookeeper-$ZOOKEEPER_VERSION-bin"
+  build zookeeper "$ZOOKEEPER_VERSION" "$busybox_version $jre_version $(sha256sum /bin/bash) $(cat "$jars_stamp") $(cat "$here"/zookeeper/*/*)" -- \
+    --config.user 1000:1000 --config.workingdir "$zk_home" \
+    --config.env PATH=$zk_home/bin:$JAVA_HOME/bin:/bin \
+    --config.env JAVA_HOME=$JAVA_HOME --config.env ZOOCFGDIR=/conf --config.env ZOO_CONF_DIR=/conf \
+    --config.env ZOO_DATA_DIR=/data --config.env ZOO_DATA_LOG_DIR=/datalog --config.env ZOO_LOG_DIR=/logs \
+    --config.cmd zkServer.sh --config.cmd start-foreground
+done

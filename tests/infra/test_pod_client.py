@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from infra.config import load_stack
 from infra.localcluster.client_pod import (
     CLIENT_PROPERTIES,
+    PRODUCER_PROPERTIES,
     client_pod,
     client_script,
     external_host_names,
 )
+from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.disruptions import longest_stall, min_isr_seen, parse_samples
 from infra.localcluster.pod_client import (
     Acked,
     Consumed,
     PartitionState,
+    PodClient,
     lost,
     out_of_order,
     parse_acked,
@@ -32,11 +36,35 @@ DESCRIBE = (
 )
 
 
-def _model(repo_root: Path, tmp_path: Path) -> ClusterModel:
+def _model(
+    repo_root: Path, tmp_path: Path, quorum: Literal["kraft", "zookeeper"] = "kraft"
+) -> ClusterModel:
     stack = write_real_node_stack(
-        repo_root / "stacks" / "Pulumi.local.yaml", tmp_path / "stacks" / "Pulumi.local.yaml"
+        repo_root / "stacks" / "Pulumi.local.yaml",
+        tmp_path / "stacks" / "Pulumi.local.yaml",
+        quorum=quorum,
     )
     return ClusterModel.from_config(load_stack(stack.parent, "local"))
+
+
+def test_producer_and_consumer_name_their_config_as_the_stacks_kafka_release_does(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    """Kafka 3.9's VerifiableProducer and ConsoleConsumer refuse 4.x's --command-config and
+    --formatter-property (the ZooKeeper-mode proof on real nodes failed on that)."""
+    kube = LocalKubernetes("options-test")
+    kraft = PodClient(kube, _model(repo_root, tmp_path / "4"), "client")
+    zookeeper = PodClient(kube, _model(repo_root, tmp_path / "3", "zookeeper"), "client")
+    assert kraft.model.config.kafka_major == 4 and zookeeper.model.config.kafka_major == 3
+    produce_4 = kraft.producer_args("t", 10, 2, -1)
+    produce_3 = zookeeper.producer_args("t", 10, 2, -1)
+    assert "--command-config" in produce_4 and "--command-config" not in produce_3
+    assert produce_3[produce_3.index("--producer.config") + 1] == PRODUCER_PROPERTIES
+    consume_3 = zookeeper.consumer_args("t", 10, 5)
+    assert consume_3[consume_3.index("--consumer.config") + 1] == CLIENT_PROPERTIES
+    assert "--formatter-property" not in consume_3 and consume_3.count("--property") == 3
+    consume_4 = kraft.consumer_args("t", 10, 5)
+    assert consume_4.count("--formatter-property") == 3 and "--command-config" in consume_4
 
 
 def test_client_pod_runs_the_stacks_image_with_its_admin_secret_and_ca(

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from infra.config import load_stack
+from infra.localcluster import images
 from infra.localcluster.control_plane import (
     FAKE_NODE_TAINT,
     LocalClusterError,
@@ -20,7 +21,7 @@ from infra.localcluster.control_plane import (
 from infra.localcluster.local_issuer import LocalCA
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
-from infra.localcluster.real_stack import BROKERS, write_real_node_stack
+from infra.localcluster.real_stack import BROKERS, ZOOKEEPER_SERVERS, write_real_node_stack
 from infra.model.cluster import ClusterModel
 from infra.model.security import certificates
 
@@ -48,6 +49,30 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
     # Everything else is the committed local stack's.
     committed = load_stack(repo_root / "stacks", "local")
     assert (config.zones, config.external.domain) == (committed.zones, committed.external.domain)
+
+
+def test_zookeeper_variant_is_kafka_3_9_with_an_ensemble_on_the_images_built_here(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    target = tmp_path / "stacks" / "Pulumi.local.yaml"
+    config = load_stack(write_real_node_stack(source, target, quorum="zookeeper").parent, "local")
+    model = ClusterModel.from_config(config)
+    assert (config.kafka_version, config.quorum.kind) == ("3.9.1", "zookeeper")
+    assert config.kafka_version == images.KAFKA_ZOOKEEPER_MODE.tag
+    assert config.images.zookeeper.image == images.ZOOKEEPER.ref
+    assert config.images.kafka.repository == "localhost/kafkastack/kafka"
+    # One ZooKeeper server per zone, none of them a broker: each pod wants a node of its own.
+    assert len(model.quorum) == ZOOKEEPER_SERVERS and not config.quorum.combined
+    assert sorted(n.zone for n in model.quorum) == sorted(config.zones)
+    assert model.pod_count == BROKERS + ZOOKEEPER_SERVERS + 1
+    # The rest is the KRaft variant's: SCRAM over TLS, one network, awaited.
+    kraft = load_stack(_variant(repo_root, tmp_path / "kraft").parent, "local")
+    assert (config.client_tls, config.network.mode, config.skip_await) == (
+        kraft.client_tls,
+        kraft.network.mode,
+        kraft.skip_await,
+    )
 
 
 def test_dual_variant_puts_a_subnet_per_zone_on_the_nodes_host_bridge(

@@ -7,7 +7,12 @@ base_dir=$(cd "$(dirname "$0")/.." && pwd)
 CLASSPATH="$base_dir/libs/*"
 : "${KAFKA_HEAP_OPTS:=-Xmx256M}"
 : "${KAFKA_JVM_PERFORMANCE_OPTS:=-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true}"
-: "${KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base_dir/config/tools-log4j2.yaml}"
+# Tools log as the image's release does: log4j2 (4.x) or log4j 1 through reload4j (3.x).
+if [ -f "$base_dir/config/tools-log4j2.yaml" ]; then
+  : "${KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base_dir/config/tools-log4j2.yaml}"
+else
+  : "${KAFKA_LOG4J_OPTS:=-Dlog4j.configuration=file:$base_dir/config/tools-log4j.properties}"
+fi
 # Word splitting of the option variables is intended, as upstream.
 # shellcheck disable=SC2086
 exec "${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java" $KAFKA_HEAP_OPTS \

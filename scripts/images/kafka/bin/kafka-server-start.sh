@@ -6,7 +6,11 @@ if [ $# -lt 1 ] || [ "$1" = "-daemon" ]; then
   exit 1
 fi
 base_dir=$(cd "$(dirname "$0")/.." && pwd)
-: "${KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base_dir/config/log4j2.yaml}"
+if [ -f "$base_dir/config/log4j2.yaml" ]; then
+  : "${KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base_dir/config/log4j2.yaml}"
+else
+  : "${KAFKA_LOG4J_OPTS:=-Dlog4j.configuration=file:$base_dir/config/log4j.properties}"
+fi
 : "${KAFKA_HEAP_OPTS:=-Xmx1G -Xms1G}"
 export KAFKA_LOG4J_OPTS KAFKA_HEAP_OPTS
 exec "$base_dir/bin/kafka-run-class.sh" kafka.Kafka "$@"

@@ -1,0 +1,75 @@
+"""The images built here (scripts/images/build.sh) hold every script their manifests run: each
+`/opt/kafka/bin/*.sh` a container or probe of the stack names is among the Kafka image's
+scripts for that release line, and the ZooKeeper image's command is on its PATH."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from infra.config import load_stack
+from infra.localcluster import images
+from infra.localcluster.real_stack import write_real_node_stack
+from infra.model.cluster import ClusterModel
+from infra.model.desired import desired_state
+from infra.model.paths import KAFKA_BIN
+
+KAFKA_SCRIPT = re.compile(rf"{re.escape(KAFKA_BIN)}/([\w-]+\.sh)")
+
+
+def _containers(model: ClusterModel) -> list[dict[str, Any]]:
+    found = []
+    for concern in desired_state(model):
+        for declared in concern.objects:
+            spec = declared.manifest.get("spec", {})
+            pod = spec.get("template", {}).get("spec") or spec.get("jobTemplate", {}).get(
+                "spec", {}
+            ).get("template", {}).get("spec", {})
+            found += [*pod.get("initContainers", []), *pod.get("containers", [])]
+    return found
+
+
+def _variant(repo_root: Path, tmp_path: Path, quorum: Literal["kraft", "zookeeper"]) -> Any:
+    target = tmp_path / "stacks" / "Pulumi.local.yaml"
+    write_real_node_stack(repo_root / "stacks" / "Pulumi.local.yaml", target, quorum=quorum)
+    return ClusterModel.from_config(load_stack(target.parent, "local"))
+
+
+def _scripts(folder: Path) -> set[str]:
+    return {p.name for p in folder.glob("*.sh")}
+
+
+@pytest.mark.parametrize(
+    ("quorum", "script_dirs"), [("kraft", ("bin",)), ("zookeeper", ("bin", "bin-3.x"))]
+)
+def test_every_kafka_script_the_manifests_run_is_in_the_image(
+    repo_root: Path,
+    tmp_path: Path,
+    quorum: Literal["kraft", "zookeeper"],
+    script_dirs: tuple[str, ...],
+) -> None:
+    model = _variant(repo_root, tmp_path, quorum)
+    kafka_image = f"{model.config.images.kafka.repository}:{model.config.kafka_version}"
+    shipped = set().union(*(_scripts(repo_root / "scripts/images/kafka" / d) for d in script_dirs))
+    named = set()
+    for container in _containers(model):
+        if container["image"] != kafka_image:
+            continue
+        text = " ".join(
+            str(part) for key in ("command", "args") for part in container.get(key, [])
+        ) + str({k: v for k, v in container.items() if k.endswith("Probe")})
+        named |= set(KAFKA_SCRIPT.findall(text))
+    assert named, "the manifests run no script of the image: the pattern no longer matches"
+    assert named - shipped == set()
+
+
+def test_the_zookeeper_image_runs_the_manifests_command(repo_root: Path, tmp_path: Path) -> None:
+    model = _variant(repo_root, tmp_path, "zookeeper")
+    assert model.config.images.zookeeper.image == images.ZOOKEEPER.ref
+    servers = [c for c in _containers(model) if c["name"] == "zookeeper"]
+    assert len(servers) == model.config.quorum_nodes
+    on_path = _scripts(repo_root / "scripts/images/zookeeper/bin")
+    assert {c["command"][0] for c in servers} <= on_path
