@@ -1,9 +1,15 @@
-"""Pod resources: what each pod requests, the limits policy, and the check that it fits a node.
+"""Pod resources: what every container requests and is limited to, and the check that a pod fits
+its node. The one home of container sizes: the Kafka and ZooKeeper servers (from the sizing), the
+init containers, the admin Jobs and HAProxy.
 
+Every container carries requests and limits for CPU and memory: a namespace whose ResourceQuota
+caps `limits.cpu` or `limits.memory` refuses a pod with one container that has none.
 Policy: memory limit = request (the broker is never OOM-killed below what it was promised, and
-never grows into memory the node does not have); no CPU limit (CFS quotas throttle the network
-and request threads for whole periods under bursts, and the request already reserves the node's
-allocatable for the broker).
+never grows into memory the node does not have). A server's CPU limit is what its node leaves to
+pods after the daemon sets: the broker is alone on its node (required anti-affinity), so the
+limit only says what the node could give anyway, and CFS quotas never throttle the network and
+request threads below it (with no node figures, a small environment's custom profile, the limit
+is the request).
 """
 
 from __future__ import annotations
@@ -38,9 +44,38 @@ def memory_quantity(gib: float) -> str:
     return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 
-def pod_resources(cpu: float, memory_gib: float) -> dict[str, Any]:
-    memory = memory_quantity(memory_gib)
-    return {"requests": {"cpu": cpu_quantity(cpu), "memory": memory}, "limits": {"memory": memory}}
+@dataclass(frozen=True)
+class ContainerSize:
+    """A container's CPU request and limit (vCPUs) and memory (GiB, limit = request)."""
+
+    cpu: float
+    cpu_limit: float
+    memory_gib: float
+
+    def manifest(self) -> dict[str, Any]:
+        memory = memory_quantity(self.memory_gib)
+        return {
+            "requests": {"cpu": cpu_quantity(self.cpu), "memory": memory},
+            "limits": {"cpu": cpu_quantity(self.cpu_limit), "memory": memory},
+        }
+
+
+# Init containers run one after another before the server starts, so the pod asks for the
+# largest of them or its server, whichever is more: these never add to a Kafka pod's request.
+# 512 MiB holds a Kafka tool's JVM (`kafka-storage format`, ZooKeeper mode's `kafka-configs`:
+# 256 MiB default heap) as well as the shell steps (keystore, JMX agent download, myid).
+INIT_STEP = ContainerSize(cpu=0.1, cpu_limit=1.0, memory_gib=0.5)
+# The admin Jobs (ACLs, dynamic settings): a Kafka tool's JVM, once per change.
+ADMIN_JOB = ContainerSize(cpu=0.25, cpu_limit=1.0, memory_gib=0.5)
+# HAProxy passes TLS through (no termination): one core carries the router's sized capacity.
+HAPROXY = ContainerSize(cpu=1.0, cpu_limit=2.0, memory_gib=1.0)
+
+
+def server_resources(c: StackConfig, cpu: float, memory_gib: float) -> dict[str, Any]:
+    """A Kafka or ZooKeeper server container: the sized request, limited as the policy says."""
+    n = node(c)
+    limit = cpu if n is None else max(cpu, n.allocatable_cpu - n.daemonset_cpu)
+    return ContainerSize(cpu=cpu, cpu_limit=limit, memory_gib=memory_gib).manifest()
 
 
 @dataclass(frozen=True)

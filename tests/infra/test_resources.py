@@ -6,14 +6,16 @@ m5.2xlarge by hand: 8 vCPUs − EKS kube-reserved (0.06 + 0.01 + 2 × 0.005 + 4 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.config import parse_stack_config
+from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
 from infra.model import workloads
 from infra.model.cluster import ClusterModel
+from infra.model.desired import desired_state
 from infra.model.resources import cpu_quantity, memory_quantity
 from tests.infra.conftest import base_values, sizing_cluster
 
@@ -72,15 +74,48 @@ def test_a_custom_profile_needs_its_node_figures() -> None:
     assert message.startswith("kafkastack:sizing.cluster.node:")
 
 
-def test_memory_limit_equals_request_and_cpu_is_not_limited() -> None:
+def test_memory_limit_equals_request_and_cpu_is_limited_to_what_the_node_leaves() -> None:
     model = ClusterModel.from_config(parse_stack_config(base_values(), "staging"))
     container = workloads.kafka_statefulset(model, model.brokers[0], "fast")["spec"]["template"][
         "spec"
     ]["containers"][0]
+    # m5.2xlarge: 7.91 allocatable − 0.5 to daemon sets; the broker is alone on its node.
     assert container["resources"] == {
         "requests": {"cpu": "7400m", "memory": "28160Mi"},
-        "limits": {"memory": "28160Mi"},
+        "limits": {"cpu": "7410m", "memory": "28160Mi"},
     }
+
+
+def _containers(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    pod = manifest["spec"]["template"]["spec"]
+    return [*pod.get("initContainers", []), *pod["containers"]]
+
+
+@pytest.mark.parametrize("environment", ["local", "dev", "staging", "prod"])
+def test_every_container_has_requests_and_limits(environment: str, repo_root: Path) -> None:
+    # A namespace whose ResourceQuota caps limits refuses a pod with one container without them
+    # (tests/cluster/test_resource_quota.py shows the real API server doing so).
+    config = load_stack(repo_root / "stacks", environment)
+    model = ClusterModel.from_config(config)
+    seen: set[str] = set()
+    for concern in desired_state(model):
+        for declared in concern.objects:
+            if declared.kind not in ("StatefulSet", "Deployment", "Job"):
+                continue
+            for container in _containers(declared.manifest):
+                seen.add(container["name"])
+                resources = container.get("resources", {})
+                for side in ("requests", "limits"):
+                    assert set(resources.get(side, {})) == {"cpu", "memory"}, (
+                        declared.logical,
+                        container["name"],
+                    )
+                assert resources["limits"]["memory"] == resources["requests"]["memory"]
+    assert {"keystore", "kafka", "kafka-dynamic-settings"} <= seen
+    if environment == "dev":  # ZooKeeper mode: its servers and their init containers too
+        assert {"zookeeper", "myid", "scram-users"} <= seen
+    if environment == "prod":
+        assert {"haproxy", "jmx-agent", "format-storage"} <= seen
 
 
 def test_quantities_are_written_as_the_api_server_stores_them() -> None:
