@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.errors import ConfigError
-from spark_sizing.allocatable import node_sizing
+from spark_sizing.allocatable import node_sizing, openshift_allocatable
 from spark_sizing.contract import NodeSizing
 from spark_sizing.formulas import SizingParameters
 from spark_sizing.profiles import BUILT_IN_PROFILES
@@ -98,14 +98,33 @@ def broker_request(c: StackConfig) -> Resources:
 
 
 def node(c: StackConfig) -> NodeSizing | None:
-    """The broker node as sized (schema 1.1), else as its built-in profile gives it."""
-    if c.sizing.cluster.node is not None:
-        return c.sizing.cluster.node
-    profile = BUILT_IN_PROFILES.get(c.sizing.cluster.profile)
-    if profile is None:
-        return None
-    defaults = SizingParameters()
-    return node_sizing(profile, defaults.daemonset_cpu, defaults.daemonset_memory_gib)
+    """The broker node as sized (schema 1.1), else as its built-in profile gives it; on OpenShift
+    with OpenShift's reservations instead of the EKS AMI's the sizing assumes; with the daemon
+    sets' share from `kafkastack:resources` when the stack says it."""
+    sized = c.sizing.cluster.node
+    if sized is None:
+        profile = BUILT_IN_PROFILES.get(c.sizing.cluster.profile)
+        if profile is None:
+            return None
+        defaults = SizingParameters()
+        sized = node_sizing(profile, defaults.daemonset_cpu, defaults.daemonset_memory_gib)
+    update: dict[str, float] = {}
+    if c.platform == "openshift":
+        allocatable = openshift_allocatable(sized.cpu, sized.memory_gib)
+        update["allocatable_cpu"] = round(allocatable.cpu, 3)
+        update["allocatable_memory_gib"] = round(allocatable.memory_gib, 3)
+    if c.resources.daemonset_cpu is not None:
+        update["daemonset_cpu"] = c.resources.daemonset_cpu
+    if c.resources.daemonset_memory_gib is not None:
+        update["daemonset_memory_gib"] = c.resources.daemonset_memory_gib
+    return sized.model_copy(update=update)
+
+
+def _reservations(c: StackConfig) -> str:
+    table = "spark_sizing/data/node_reservations.yaml"
+    if c.platform == "openshift":
+        return f"OpenShift's default system-reserved ({table})"
+    return f"the EKS AMI's kube-reserved ({table})"
 
 
 def check(c: StackConfig) -> None:
@@ -148,17 +167,19 @@ def check(c: StackConfig) -> None:
         free_cpu = n.allocatable_cpu - n.daemonset_cpu
         free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib
         profile = c.sizing.cluster.profile
+        on = f"a {profile} node on {c.platform}"
         if cpu > free_cpu + _EPSILON:
             raise ConfigError(
-                f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: a "
-                f"{profile} node allocates {n.allocatable_cpu:g} of its {n.cpu:g}, "
-                f"{n.daemonset_cpu:g} of them to daemon sets; request at most "
-                f"{free_cpu:.2f} or size for a larger profile"
+                f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: {on} "
+                f"allocates {n.allocatable_cpu:g} of its {n.cpu:g} after {_reservations(c)}, "
+                f"{n.daemonset_cpu:g} of them to daemon sets (resources.daemonset_cpu); "
+                f"request at most {free_cpu:.2f} or size for a larger profile"
             )
         if memory > free_memory + _EPSILON:
             raise ConfigError(
-                f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: a "
-                f"{profile} node allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} "
-                f"GiB, {n.daemonset_memory_gib:g} of them to daemon sets; request at most "
-                f"{free_memory:.2f} or size for a larger profile"
+                f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: "
+                f"{on} allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} GiB after "
+                f"{_reservations(c)}, {n.daemonset_memory_gib:g} of them to daemon sets "
+                f"(resources.daemonset_memory_gib); request at most {free_memory:.2f} or size "
+                "for a larger profile"
             )

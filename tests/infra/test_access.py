@@ -10,7 +10,7 @@ from infra.config import sizing_summary
 from infra.errors import ConfigError
 from infra.model import access, labels
 from infra.model.cluster import ClusterModel
-from tests.infra.conftest import config_of
+from tests.infra.conftest import OPENSHIFT, config_of
 
 
 def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
@@ -19,7 +19,7 @@ def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
 
 def route_model() -> ClusterModel:
     return model_of(
-        platform="openshift",
+        **OPENSHIFT,
         external={"mode": "route", "domain": "k.example.com"},
     )
 
@@ -102,7 +102,7 @@ def test_haproxy_is_a_node_port_on_a_local_cluster_which_has_no_load_balancer() 
 
 
 def test_no_aws_annotations_elsewhere() -> None:
-    service = access.haproxy_service(model_of("staging", platform="openshift"))
+    service = access.haproxy_service(model_of("staging", **OPENSHIFT))
     assert "annotations" not in service["metadata"]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
-from infra.model import workloads
+from infra.model import resources, workloads
 from infra.model.cluster import ClusterModel
 from infra.model.desired import desired_state
 from infra.model.resources import cpu_quantity, memory_quantity
@@ -123,3 +123,39 @@ def test_quantities_are_written_as_the_api_server_stores_them() -> None:
     # (tests/engine/test_render.py compares the two renders).
     assert [cpu_quantity(c) for c in (2, 7.4, 0.5)] == ["2", "7400m", "500m"]
     assert [memory_quantity(m) for m in (4, 27.5, 0.25)] == ["4Gi", "28160Mi", "256Mi"]
+
+
+def test_on_openshift_the_node_keeps_its_system_reserved_share() -> None:
+    # OpenShift: 8 − 500m system-reserved = 7.5 vCPUs, 0.5 to daemon sets; the sizing's EKS
+    # figures (7.91) would have let 7.4 through, and the pod would stay Pending.
+    message = refusal(platform="openshift", external={"mode": "route"})
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
+    assert "on openshift allocates 7.5 of its 8" in message and "at most 7.00" in message
+
+
+def test_on_openshift_memory_is_what_system_reserved_and_eviction_leave() -> None:
+    # 32 GiB × 0.925 − 1 GiB − 100 MiB = 28.50 GiB; 1 GiB to daemon sets.
+    message = refusal(
+        platform="openshift",
+        external={"mode": "route"},
+        resources={"broker_cpu": 6.9, "broker_memory_gib": 27.75},
+    )
+    assert message.startswith("kafkastack:resources.broker_memory_gib:")
+    assert "at most 27.50" in message
+
+
+def test_the_daemon_sets_share_is_a_stack_setting() -> None:
+    message = refusal(resources={"daemonset_cpu": 1.0})
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
+    assert "1 of them to daemon sets (resources.daemonset_cpu)" in message
+    assert "at most 6.91" in message
+
+
+@pytest.mark.parametrize("environment", ["staging", "prod"])
+def test_the_production_stacks_fit_their_platforms_nodes(environment: str, repo_root: Path) -> None:
+    config = load_stack(repo_root / "stacks", environment)
+    n = resources.node(config)
+    assert n is not None
+    request = resources.broker_request(config)
+    assert request.cpu <= n.allocatable_cpu - n.daemonset_cpu
+    assert request.memory_gib <= n.allocatable_memory_gib - n.daemonset_memory_gib
