@@ -72,6 +72,11 @@ class StackConfig(_Model):
     resources: ResourcesConfig = ResourcesConfig()
     images: ImagesConfig = ImagesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
+    allow_unverified_broker_removal: bool = Field(
+        default=False,
+        description="remove brokers even when the running cluster cannot say that they hold no "
+        "partition replicas (infra/broker_removal.py); for one change, then back to false",
+    )
     protect: bool | None = Field(
         default=None,
         description="Pulumi `protect` on the namespace, storage classes and workloads, so "
