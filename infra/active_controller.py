@@ -17,45 +17,17 @@ once every voter answers, a change can and must restart them one at a time.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import dataclass
 
 from infra.model import metrics
 from infra.model.cluster import ClusterModel
+from infra.pod_metrics import scrape
 from infra.stack_config import StackConfig
-from infra.toolchain import bin_dir
-
-TIMEOUT_SECONDS = 15
 
 
 def _active_count(namespace: str, pod: str, port: int) -> float | None:
-    # Yours on PATH, else the one `make toolchain` built (the engine's PATH may lack the cache).
-    cached = bin_dir() / "kubectl"
-    kubectl = shutil.which("kubectl") or (str(cached) if cached.is_file() else None)
-    if kubectl is None:
-        return None
-    command = metrics.scrape_command(port, (metrics.ACTIVE_CONTROLLER,))
-    try:
-        result = subprocess.run(
-            [kubectl, "exec", "-n", namespace, pod, "-c", "kafka", "--", "sh", "-c", command],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if result.returncode != 0:
-        return None
-    for line in result.stdout.splitlines():
-        name, _, value = line.partition(" ")
-        if name == metrics.ACTIVE_CONTROLLER:
-            try:
-                return float(value)
-            except ValueError:
-                return None
-    return None
+    values = scrape(namespace, pod, port, (metrics.ACTIVE_CONTROLLER,))
+    return None if values is None else values.get(metrics.ACTIVE_CONTROLLER)
 
 
 @dataclass(frozen=True)

@@ -41,13 +41,17 @@ _Model = StrictModel  # defined in infra/config_base.py, shared with infra/netwo
 def sizing_summary(config: StackConfig) -> dict[str, Any]:
     """What a capacity reviewer compares between two revisions (also a stack output)."""
     c = config.sizing.cluster
-    return {
+    summary: dict[str, Any] = {
         "brokers": c.brokers,
         "binding_constraint": c.binding_constraint,
         "peak_ingress_mb_s": c.peak_ingress_mb_s,
         "storage_per_broker_gib": c.storage_per_broker_gib,
         "quorum": f"{c.quorum.kind} × {c.quorum.nodes}",
     }
+    if config.platform == "aws" and config.external.mode == "haproxy":
+        # Who can reach the brokers is a reviewer's question too: a change to it shows here.
+        summary["load_balancer"] = f"{config.external.load_balancer_scheme} NLB"
+    return summary
 
 
 def _first_error(err: ValidationError, prefix: str = NAMESPACE) -> ConfigError:
@@ -162,6 +166,14 @@ def check_safety(c: StackConfig) -> None:
     if c.external.mode != "none" and not c.external.tls:
         raise _refuse(
             "external.tls", "plaintext external access exposes data and credentials; set it to true"
+        )
+    if "load_balancer_scheme" in c.external.model_fields_set and not (
+        c.platform == "aws" and c.external.mode == "haproxy"
+    ):
+        raise _refuse(
+            "external.load_balancer_scheme",
+            "only an AWS NLB in front of HAProxy has a scheme (platform aws, external.mode "
+            f"haproxy; this stack: {c.platform}, {c.external.mode}); remove the key",
         )
     sized = c.sizing.cluster.storage_per_broker_gib
     volumes = c.data_volumes

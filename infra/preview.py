@@ -165,6 +165,8 @@ def _value(value: object) -> str:
 
 def markdown(preview: StackPreview) -> str:
     lines = [f"## kafkastack preview: stack `{preview.stack}` (pulumi preview)", ""]
+    if "load_balancer" in preview.after:
+        lines += [f"External access: {preview.after['load_balancer']}.", ""]
     if preview.before is None:
         lines += ["New stack: nothing is deployed yet.", ""]
     elif preview.before != preview.after:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from infra.active_controller import RunningQuorum, read_running_quorum
+from infra.broker_removal import check_broker_removal
 from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
@@ -19,10 +20,15 @@ def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
     return {key: stack_config.require_secret(key) for key in secret_keys(config)}
 
 
-def provision(config: StackConfig, secrets: dict[str, pulumi.Output[str]]) -> KafkaCluster:
+def provision(
+    config: StackConfig, secrets: dict[str, pulumi.Output[str]], ask_cluster: bool = True
+) -> KafkaCluster:
     # The active controller, if the running cluster says which, rolls last. A render to files
     # (`kubernetes:renderYamlToDirectory`: previews, `kafkastack render`) has no cluster to ask.
-    rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory")
+    rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory") or not ask_cluster
+    if not rendering:
+        # Before anything is declared: fewer brokers only once the ones that go are drained.
+        check_broker_removal(config)
     running = RunningQuorum() if rendering else read_running_quorum(config)
     model = ClusterModel.from_config(
         config,

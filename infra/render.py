@@ -74,7 +74,8 @@ def capture(config: StackConfig, passwords: dict[str, str] | None = None) -> lis
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def run() -> pulumi.Output[Any]:
-        return provision(config, secrets).bootstrap
+        # A render under mocks asks no cluster (a real render: renderYamlToDirectory).
+        return provision(config, secrets, ask_cluster=False).bootstrap
 
     run()
     return mocks.resources

@@ -40,11 +40,16 @@ class StorageConfig(_Model):
 
 
 class ResourcesConfig(_Model):
-    """Overrides of sizing for small environments (a kwok cluster has no real capacity)."""
+    """Overrides of sizing: the broker's (small environments: a kwok cluster has no real capacity)
+    and what the nodes' daemon sets take."""
 
     broker_cpu: float | None = None
     broker_memory_gib: float | None = None
     broker_heap_gib: float | None = None
+    # What the daemon sets (CNI, DNS, log and metrics agents, ...) request on every node; the
+    # default is the sizing's (`kafkastack size`: 0.5 vCPU and 1 GiB).
+    daemonset_cpu: float | None = Field(default=None, ge=0, description="vCPUs per node")
+    daemonset_memory_gib: float | None = Field(default=None, ge=0, description="GiB per node")
 
 
 class StackConfig(_Model):
@@ -67,6 +72,11 @@ class StackConfig(_Model):
     resources: ResourcesConfig = ResourcesConfig()
     images: ImagesConfig = ImagesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
+    allow_unverified_broker_removal: bool = Field(
+        default=False,
+        description="remove brokers even when the running cluster cannot say that they hold no "
+        "partition replicas (infra/broker_removal.py); for one change, then back to false",
+    )
     protect: bool | None = Field(
         default=None,
         description="Pulumi `protect` on the namespace, storage classes and workloads, so "

@@ -1,5 +1,6 @@
 """What one node gives its pods: capacity less kube/system reservations and the eviction threshold
-(the EKS AMI's formula, as data in `data/node_reservations.yaml`), less the daemon sets' share."""
+(the EKS AMI's formula, OpenShift's system-reserved defaults, as data in
+`data/node_reservations.yaml`), less the daemon sets' share."""
 
 from __future__ import annotations
 
@@ -77,6 +78,16 @@ def node_allocatable(cpu: float, memory_gib: float, max_pods: int) -> Allocatabl
     return Allocatable(
         cpu=cpu - reserved_cpu(cpu),
         memory_gib=node_memory_gib(memory_gib) - reserved_memory_gib(max_pods),
+    )
+
+
+def openshift_allocatable(cpu: float, memory_gib: float) -> Allocatable:
+    """m5.2xlarge on OpenShift: 8 − 0.5 = 7.5 vCPUs and 29.6 − 1 GiB − 100 MiB = 28.50 GiB."""
+    o: dict[str, Any] = _table()["openshift"]
+    reserved_mib = o["system_reserved_memory_mib"] + o["eviction_hard_memory_mib"]
+    return Allocatable(
+        cpu=cpu - o["system_reserved_cpu"],
+        memory_gib=node_memory_gib(memory_gib) - float(reserved_mib) / MIB_PER_GIB,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
+from infra.model.resources import HAPROXY
 
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 # The StatefulSet controller labels each pod with its own name: a per-pod Service selects on it.
@@ -98,10 +99,7 @@ def haproxy_deployment(model: ClusterModel, config_hash: str) -> dict[str, Any]:
                             "securityContext": container_security_context(),
                             "args": ["-f", "/usr/local/etc/haproxy/haproxy.cfg"],
                             "ports": [{"name": "tls", "containerPort": model.ports.haproxy}],
-                            "resources": {
-                                "requests": {"cpu": "1", "memory": "1Gi"},
-                                "limits": {"cpu": "2", "memory": "1Gi"},
-                            },
+                            "resources": HAPROXY.manifest(),
                             "volumeMounts": [
                                 {"name": "config", "mountPath": "/usr/local/etc/haproxy"}
                             ],

@@ -15,6 +15,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
+from infra.model.resources import ADMIN_JOB
 from infra.model.secret_text import PASSWORD_SLOT, jaas_quoted, properties_escaped
 
 CA_DIR = "/etc/kafka/ca"
@@ -112,10 +113,7 @@ def admin_job(
         "image": f"{c.images.kafka.repository}:{c.kafka_version}",  # the brokers' image
         "command": ["sh", "-c", script],
         "volumeMounts": mounts,
-        "resources": {
-            "requests": {"cpu": "250m", "memory": "512Mi"},
-            "limits": {"cpu": "1", "memory": "512Mi"},
-        },
+        "resources": ADMIN_JOB.manifest(),
         "securityContext": container_security_context(),
     }
     job_labels = labels.component_labels(c.cluster_name, component.removeprefix("kafka-"), name)

@@ -1,9 +1,15 @@
-"""Pod resources: what each pod requests, the limits policy, and the check that it fits a node.
+"""Pod resources: what every container requests and is limited to, and the check that a pod fits
+its node. The one home of container sizes: the Kafka and ZooKeeper servers (from the sizing), the
+init containers, the admin Jobs and HAProxy.
 
+Every container carries requests and limits for CPU and memory: a namespace whose ResourceQuota
+caps `limits.cpu` or `limits.memory` refuses a pod with one container that has none.
 Policy: memory limit = request (the broker is never OOM-killed below what it was promised, and
-never grows into memory the node does not have); no CPU limit (CFS quotas throttle the network
-and request threads for whole periods under bursts, and the request already reserves the node's
-allocatable for the broker).
+never grows into memory the node does not have). A server's CPU limit is what its node leaves to
+pods after the daemon sets: the broker is alone on its node (required anti-affinity), so the
+limit only says what the node could give anyway, and CFS quotas never throttle the network and
+request threads below it (with no node figures, a small environment's custom profile, the limit
+is the request).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.errors import ConfigError
-from spark_sizing.allocatable import node_sizing
+from spark_sizing.allocatable import node_sizing, openshift_allocatable
 from spark_sizing.contract import NodeSizing
 from spark_sizing.formulas import SizingParameters
 from spark_sizing.profiles import BUILT_IN_PROFILES
@@ -38,9 +44,38 @@ def memory_quantity(gib: float) -> str:
     return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 
-def pod_resources(cpu: float, memory_gib: float) -> dict[str, Any]:
-    memory = memory_quantity(memory_gib)
-    return {"requests": {"cpu": cpu_quantity(cpu), "memory": memory}, "limits": {"memory": memory}}
+@dataclass(frozen=True)
+class ContainerSize:
+    """A container's CPU request and limit (vCPUs) and memory (GiB, limit = request)."""
+
+    cpu: float
+    cpu_limit: float
+    memory_gib: float
+
+    def manifest(self) -> dict[str, Any]:
+        memory = memory_quantity(self.memory_gib)
+        return {
+            "requests": {"cpu": cpu_quantity(self.cpu), "memory": memory},
+            "limits": {"cpu": cpu_quantity(self.cpu_limit), "memory": memory},
+        }
+
+
+# Init containers run one after another before the server starts, so the pod asks for the
+# largest of them or its server, whichever is more: these never add to a Kafka pod's request.
+# 512 MiB holds a Kafka tool's JVM (`kafka-storage format`, ZooKeeper mode's `kafka-configs`:
+# 256 MiB default heap) as well as the shell steps (keystore, JMX agent download, myid).
+INIT_STEP = ContainerSize(cpu=0.1, cpu_limit=1.0, memory_gib=0.5)
+# The admin Jobs (ACLs, dynamic settings): a Kafka tool's JVM, once per change.
+ADMIN_JOB = ContainerSize(cpu=0.25, cpu_limit=1.0, memory_gib=0.5)
+# HAProxy passes TLS through (no termination): one core carries the router's sized capacity.
+HAPROXY = ContainerSize(cpu=1.0, cpu_limit=2.0, memory_gib=1.0)
+
+
+def server_resources(c: StackConfig, cpu: float, memory_gib: float) -> dict[str, Any]:
+    """A Kafka or ZooKeeper server container: the sized request, limited as the policy says."""
+    n = node(c)
+    limit = cpu if n is None else max(cpu, n.allocatable_cpu - n.daemonset_cpu)
+    return ContainerSize(cpu=cpu, cpu_limit=limit, memory_gib=memory_gib).manifest()
 
 
 @dataclass(frozen=True)
@@ -63,14 +98,33 @@ def broker_request(c: StackConfig) -> Resources:
 
 
 def node(c: StackConfig) -> NodeSizing | None:
-    """The broker node as sized (schema 1.1), else as its built-in profile gives it."""
-    if c.sizing.cluster.node is not None:
-        return c.sizing.cluster.node
-    profile = BUILT_IN_PROFILES.get(c.sizing.cluster.profile)
-    if profile is None:
-        return None
-    defaults = SizingParameters()
-    return node_sizing(profile, defaults.daemonset_cpu, defaults.daemonset_memory_gib)
+    """The broker node as sized (schema 1.1), else as its built-in profile gives it; on OpenShift
+    with OpenShift's reservations instead of the EKS AMI's the sizing assumes; with the daemon
+    sets' share from `kafkastack:resources` when the stack says it."""
+    sized = c.sizing.cluster.node
+    if sized is None:
+        profile = BUILT_IN_PROFILES.get(c.sizing.cluster.profile)
+        if profile is None:
+            return None
+        defaults = SizingParameters()
+        sized = node_sizing(profile, defaults.daemonset_cpu, defaults.daemonset_memory_gib)
+    update: dict[str, float] = {}
+    if c.platform == "openshift":
+        allocatable = openshift_allocatable(sized.cpu, sized.memory_gib)
+        update["allocatable_cpu"] = round(allocatable.cpu, 3)
+        update["allocatable_memory_gib"] = round(allocatable.memory_gib, 3)
+    if c.resources.daemonset_cpu is not None:
+        update["daemonset_cpu"] = c.resources.daemonset_cpu
+    if c.resources.daemonset_memory_gib is not None:
+        update["daemonset_memory_gib"] = c.resources.daemonset_memory_gib
+    return sized.model_copy(update=update)
+
+
+def _reservations(c: StackConfig) -> str:
+    table = "spark_sizing/data/node_reservations.yaml"
+    if c.platform == "openshift":
+        return f"OpenShift's default system-reserved ({table})"
+    return f"the EKS AMI's kube-reserved ({table})"
 
 
 def check(c: StackConfig) -> None:
@@ -113,17 +167,19 @@ def check(c: StackConfig) -> None:
         free_cpu = n.allocatable_cpu - n.daemonset_cpu
         free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib
         profile = c.sizing.cluster.profile
+        on = f"a {profile} node on {c.platform}"
         if cpu > free_cpu + _EPSILON:
             raise ConfigError(
-                f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: a "
-                f"{profile} node allocates {n.allocatable_cpu:g} of its {n.cpu:g}, "
-                f"{n.daemonset_cpu:g} of them to daemon sets; request at most "
-                f"{free_cpu:.2f} or size for a larger profile"
+                f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: {on} "
+                f"allocates {n.allocatable_cpu:g} of its {n.cpu:g} after {_reservations(c)}, "
+                f"{n.daemonset_cpu:g} of them to daemon sets (resources.daemonset_cpu); "
+                f"request at most {free_cpu:.2f} or size for a larger profile"
             )
         if memory > free_memory + _EPSILON:
             raise ConfigError(
-                f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: a "
-                f"{profile} node allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} "
-                f"GiB, {n.daemonset_memory_gib:g} of them to daemon sets; request at most "
-                f"{free_memory:.2f} or size for a larger profile"
+                f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: "
+                f"{on} allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} GiB after "
+                f"{_reservations(c)}, {n.daemonset_memory_gib:g} of them to daemon sets "
+                f"(resources.daemonset_memory_gib); request at most {free_memory:.2f} or size "
+                "for a larger profile"
             )

@@ -25,7 +25,7 @@ from infra.model.paths import (
 )
 from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.probes import TERMINATION_GRACE_SECONDS, kafka_probes, zookeeper_probes
-from infra.model.resources import pod_resources
+from infra.model.resources import INIT_STEP, server_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
@@ -205,7 +205,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             {"name": "LOG_DIR", "value": SCRIPT_LOG_DIR},
         ],
         "ports": ports,
-        "resources": pod_resources(cpu, memory),
+        "resources": server_resources(c, cpu, memory),
         "volumeMounts": mounts,
         **kafka_probes(model, node),
     }
@@ -247,7 +247,7 @@ def zookeeper_statefulset(
             {"name": "peer", "containerPort": model.ports.zookeeper_peer},
             {"name": "election", "containerPort": model.ports.zookeeper_election},
         ],
-        "resources": pod_resources(q.cpu, q.memory_gib),
+        "resources": server_resources(c, q.cpu, q.memory_gib),
         "volumeMounts": [
             {"name": "config", "mountPath": ZK_CONFIG_DIR},
             {"name": "snapshots", "mountPath": ZK_DATA_DIR},
@@ -291,6 +291,8 @@ def _statefulset(
 ) -> dict[str, Any]:
     for container in [*init_containers, *containers]:
         container["securityContext"] = container_security_context()
+    for container in init_containers:
+        container["resources"] = INIT_STEP.manifest()
     service = (
         model.names.brokers_service if node.role == labels.BROKER else model.names.quorum_service
     )

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from infra.config import sizing_summary
 from infra.errors import ConfigError
 from infra.model import access, labels
 from infra.model.cluster import ClusterModel
-from tests.infra.conftest import config_of
+from tests.infra.conftest import OPENSHIFT, config_of
 
 
 def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
@@ -18,7 +19,7 @@ def model_of(environment: str = "staging", **overrides: Any) -> ClusterModel:
 
 def route_model() -> ClusterModel:
     return model_of(
-        platform="openshift",
+        **OPENSHIFT,
         external={"mode": "route", "domain": "k.example.com"},
     )
 
@@ -56,13 +57,41 @@ def test_haproxy_on_aws_is_an_nlb_to_pod_ips_across_zones() -> None:
     prefix = "service.beta.kubernetes.io/aws-load-balancer"
     assert annotations[f"{prefix}-type"] == "external"
     assert annotations[f"{prefix}-nlb-target-type"] == "ip"
-    assert annotations[f"{prefix}-scheme"] == "internet-facing"
     assert "cross_zone.enabled=true" in annotations[f"{prefix}-attributes"]
-    internal = model_of("prod", external={"load_balancer_scheme": "internal"})
-    assert (
-        access.haproxy_service(internal)["metadata"]["annotations"][f"{prefix}-scheme"]
-        == "internal"
-    )
+
+
+def test_the_nlb_is_internal_unless_the_stack_says_internet_facing() -> None:
+    scheme = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+    default = access.haproxy_service(model_of("prod"))["metadata"]["annotations"]
+    assert default[scheme] == "internal"
+    public = model_of("prod", external={"load_balancer_scheme": "internet-facing"})
+    assert access.haproxy_service(public)["metadata"]["annotations"][scheme] == "internet-facing"
+
+
+def test_the_summary_says_who_reaches_the_nlb() -> None:
+    assert sizing_summary(config_of("prod"))["load_balancer"] == "internal NLB"
+    public = config_of("prod", external={"load_balancer_scheme": "internet-facing"})
+    assert sizing_summary(public)["load_balancer"] == "internet-facing NLB"
+    assert "load_balancer" not in sizing_summary(config_of("prod", platform="gcp"))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"platform": "gcp"},
+        {"platform": "openshift", "external": {"mode": "route"}},
+        {"external": {"mode": "none"}},
+    ],
+)
+def test_a_scheme_where_no_nlb_is_made_is_refused(overrides: dict[str, Any]) -> None:
+    external = {**overrides.pop("external", {}), "load_balancer_scheme": "internet-facing"}
+    with pytest.raises(ConfigError, match=r"^kafkastack:external\.load_balancer_scheme:"):
+        config_of("prod", external=external, **overrides)
+
+
+def test_a_misspelt_scheme_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"^kafkastack:external\.load_balancer_scheme:"):
+        config_of("prod", external={"load_balancer_scheme": "public"})
 
 
 def test_haproxy_is_a_node_port_on_a_local_cluster_which_has_no_load_balancer() -> None:
@@ -73,7 +102,7 @@ def test_haproxy_is_a_node_port_on_a_local_cluster_which_has_no_load_balancer() 
 
 
 def test_no_aws_annotations_elsewhere() -> None:
-    service = access.haproxy_service(model_of("staging", platform="openshift"))
+    service = access.haproxy_service(model_of("staging", **OPENSHIFT))
     assert "annotations" not in service["metadata"]
 
 

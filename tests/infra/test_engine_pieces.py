@@ -169,3 +169,12 @@ def test_a_preview_without_broker_changes_mentions_neither() -> None:
     for deployed in (None, (0, 1, 2)):
         comment = _preview(deployed, (0, 1, 2))
         assert "rebalance" not in comment and "drain" not in comment
+
+
+def test_a_preview_says_who_can_reach_the_load_balancer() -> None:
+    from infra.preview import StackPreview, markdown
+
+    summary = {"brokers": 3, "load_balancer": "internet-facing NLB"}
+    for before in (None, summary):
+        comment = markdown(StackPreview("prod", [], before, summary, []))
+        assert "External access: internet-facing NLB." in comment

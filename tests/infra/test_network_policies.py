@@ -8,7 +8,7 @@ from typing import Any
 from infra.config import parse_stack_config
 from infra.model import labels, networks
 from infra.model.cluster import ClusterModel
-from tests.infra.conftest import base_values
+from tests.infra.conftest import OPENSHIFT, base_values
 from tests.infra.network_stacks import ON_PREM, ZONED, model_of
 
 
@@ -64,7 +64,7 @@ def test_client_namespaces_narrow_who_reaches_client() -> None:
 
 
 def test_openshift_metrics_come_from_user_workload_monitoring() -> None:
-    model = model_of(platform="openshift")
+    model = model_of(**OPENSHIFT)
     brokers = by_name(networks.network_policies(model))["kafka-brokers"]
     (metrics,) = rules_for(brokers, 9404)
     assert metrics["from"][0]["namespaceSelector"]["matchLabels"] == {

@@ -11,7 +11,7 @@ from infra import render
 from infra.config import load_stack
 from infra.model import labels
 from infra.stack_config import StackConfig
-from tests.infra.conftest import config_of
+from tests.infra.conftest import OPENSHIFT, config_of
 from tests.infra.restricted_profile import pod_specs, violations
 
 STACKS = ["local", "dev", "staging", "prod"]
@@ -104,7 +104,7 @@ def test_kafka_pods_run_as_the_images_user_and_own_their_volumes_through_fs_grou
 
 
 def test_openshift_leaves_the_ids_to_its_security_context_constraints() -> None:
-    config = config_of("staging", platform="openshift", external={"mode": "route"})
+    config = config_of("staging", **OPENSHIFT, external={"mode": "route"})
     rendered = pods(config)
     assert rendered
     for name, spec in rendered.items():
@@ -117,7 +117,7 @@ def test_openshift_leaves_the_ids_to_its_security_context_constraints() -> None:
 def test_kafkas_script_logs_go_to_a_volume_any_uid_can_write() -> None:
     """kafka-run-class.sh writes the GC log into `LOG_DIR` (default /opt/kafka/logs, the image
     user's): under OpenShift's assigned uid the JVM would not start."""
-    config = config_of("staging", platform="openshift", external={"mode": "route"})
+    config = config_of("staging", **OPENSHIFT, external={"mode": "route"})
     checked = 0
     for spec in pods(config).values():
         kafka = next((c for c in spec["containers"] if c["name"] == "kafka"), None)

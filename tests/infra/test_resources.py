@@ -6,14 +6,16 @@ m5.2xlarge by hand: 8 vCPUs − EKS kube-reserved (0.06 + 0.01 + 2 × 0.005 + 4 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.config import parse_stack_config
+from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
-from infra.model import workloads
+from infra.model import resources, workloads
 from infra.model.cluster import ClusterModel
+from infra.model.desired import desired_state
 from infra.model.resources import cpu_quantity, memory_quantity
 from tests.infra.conftest import base_values, sizing_cluster
 
@@ -72,15 +74,48 @@ def test_a_custom_profile_needs_its_node_figures() -> None:
     assert message.startswith("kafkastack:sizing.cluster.node:")
 
 
-def test_memory_limit_equals_request_and_cpu_is_not_limited() -> None:
+def test_memory_limit_equals_request_and_cpu_is_limited_to_what_the_node_leaves() -> None:
     model = ClusterModel.from_config(parse_stack_config(base_values(), "staging"))
     container = workloads.kafka_statefulset(model, model.brokers[0], "fast")["spec"]["template"][
         "spec"
     ]["containers"][0]
+    # m5.2xlarge: 7.91 allocatable − 0.5 to daemon sets; the broker is alone on its node.
     assert container["resources"] == {
         "requests": {"cpu": "7400m", "memory": "28160Mi"},
-        "limits": {"memory": "28160Mi"},
+        "limits": {"cpu": "7410m", "memory": "28160Mi"},
     }
+
+
+def _containers(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    pod = manifest["spec"]["template"]["spec"]
+    return [*pod.get("initContainers", []), *pod["containers"]]
+
+
+@pytest.mark.parametrize("environment", ["local", "dev", "staging", "prod"])
+def test_every_container_has_requests_and_limits(environment: str, repo_root: Path) -> None:
+    # A namespace whose ResourceQuota caps limits refuses a pod with one container without them
+    # (tests/cluster/test_resource_quota.py shows the real API server doing so).
+    config = load_stack(repo_root / "stacks", environment)
+    model = ClusterModel.from_config(config)
+    seen: set[str] = set()
+    for concern in desired_state(model):
+        for declared in concern.objects:
+            if declared.kind not in ("StatefulSet", "Deployment", "Job"):
+                continue
+            for container in _containers(declared.manifest):
+                seen.add(container["name"])
+                resources = container.get("resources", {})
+                for side in ("requests", "limits"):
+                    assert set(resources.get(side, {})) == {"cpu", "memory"}, (
+                        declared.logical,
+                        container["name"],
+                    )
+                assert resources["limits"]["memory"] == resources["requests"]["memory"]
+    assert {"keystore", "kafka", "kafka-dynamic-settings"} <= seen
+    if environment == "dev":  # ZooKeeper mode: its servers and their init containers too
+        assert {"zookeeper", "myid", "scram-users"} <= seen
+    if environment == "prod":
+        assert {"haproxy", "jmx-agent", "format-storage"} <= seen
 
 
 def test_quantities_are_written_as_the_api_server_stores_them() -> None:
@@ -88,3 +123,39 @@ def test_quantities_are_written_as_the_api_server_stores_them() -> None:
     # (tests/engine/test_render.py compares the two renders).
     assert [cpu_quantity(c) for c in (2, 7.4, 0.5)] == ["2", "7400m", "500m"]
     assert [memory_quantity(m) for m in (4, 27.5, 0.25)] == ["4Gi", "28160Mi", "256Mi"]
+
+
+def test_on_openshift_the_node_keeps_its_system_reserved_share() -> None:
+    # OpenShift: 8 − 500m system-reserved = 7.5 vCPUs, 0.5 to daemon sets; the sizing's EKS
+    # figures (7.91) would have let 7.4 through, and the pod would stay Pending.
+    message = refusal(platform="openshift", external={"mode": "route"})
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
+    assert "on openshift allocates 7.5 of its 8" in message and "at most 7.00" in message
+
+
+def test_on_openshift_memory_is_what_system_reserved_and_eviction_leave() -> None:
+    # 32 GiB × 0.925 − 1 GiB − 100 MiB = 28.50 GiB; 1 GiB to daemon sets.
+    message = refusal(
+        platform="openshift",
+        external={"mode": "route"},
+        resources={"broker_cpu": 6.9, "broker_memory_gib": 27.75},
+    )
+    assert message.startswith("kafkastack:resources.broker_memory_gib:")
+    assert "at most 27.50" in message
+
+
+def test_the_daemon_sets_share_is_a_stack_setting() -> None:
+    message = refusal(resources={"daemonset_cpu": 1.0})
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
+    assert "1 of them to daemon sets (resources.daemonset_cpu)" in message
+    assert "at most 6.91" in message
+
+
+@pytest.mark.parametrize("environment", ["staging", "prod"])
+def test_the_production_stacks_fit_their_platforms_nodes(environment: str, repo_root: Path) -> None:
+    config = load_stack(repo_root / "stacks", environment)
+    n = resources.node(config)
+    assert n is not None
+    request = resources.broker_request(config)
+    assert request.cpu <= n.allocatable_cpu - n.daemonset_cpu
+    assert request.memory_gib <= n.allocatable_memory_gib - n.daemonset_memory_gib
