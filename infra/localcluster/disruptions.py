@@ -178,6 +178,22 @@ def min_isr_seen(samples: list[IsrSample], topics: set[str] | None = None) -> in
     return min(sizes) if sizes else 0
 
 
+def below(
+    samples: list[IsrSample], size: int, topics: set[str] | None = None
+) -> list[tuple[float, str, int, PartitionState]]:
+    """Every (time, topic, partition, state) sampled with fewer than `size` in-sync replicas:
+    what a failed ISR check shows, to tell a roll's hand-off from a partition that never
+    recovered."""
+    return [
+        (sample.at, topic, partition, state)
+        for sample in samples
+        for topic, states in sample.partitions.items()
+        if topics is None or topic in topics
+        for partition, state in states.items()
+        if len(state.isr) < size
+    ]
+
+
 @dataclass(frozen=True)
 class Roll:
     seconds: float  # the whole `pulumi up`
@@ -202,6 +218,8 @@ def rolling_change(
     client = stack.client()
     client.create_topic(topic, partitions=3)
     client.wait_isr(topic, 3)
+    # The watcher judges every topic: none may still be short from whatever ran before.
+    client.wait_in_sync()
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in stack.pods(labels.BROKER)}
     watcher = IsrWatcher(client)
     run = f"{topic}-load"

@@ -215,6 +215,23 @@ class PodClient:
                 raise LocalClusterError(f"{topic}: in-sync sets never reached {size}: {states}")
             time.sleep(1)
 
+    def wait_in_sync(self, timeout: float = 180) -> None:
+        """Until every partition of every topic has all its replicas in sync and a leader: a
+        disruption judged by the in-sync sets it leaves must not inherit an earlier one's."""
+        deadline = time.monotonic() + timeout
+        while True:
+            behind = {
+                (topic, partition): state
+                for topic, states in self.describe().items()
+                for partition, state in states.items()
+                if set(state.isr) != set(state.replicas) or state.leader < 0
+            }
+            if not behind:
+                return
+            if time.monotonic() > deadline:
+                raise LocalClusterError(f"partitions never back in sync: {behind}")
+            time.sleep(1)
+
     def producer_args(self, topic: str, count: int, keys: int, throughput: int) -> list[str]:
         return [
             "--topic", topic, "--max-messages", str(count), "--throughput", str(throughput),

@@ -8,6 +8,7 @@ import statistics
 
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
+    below,
     leader_failover,
     min_isr_seen,
     other_broker_cpu,
@@ -48,7 +49,10 @@ def test_a_config_change_rolls_brokers_one_at_a_time_above_min_isr(
         assert started >= ready, f"{name} started before the previous broker was Ready"
     assert len(roll.samples) >= 3, "the ISR watcher took too few samples to judge the roll"
     seen = min_isr_seen(roll.samples)
-    assert seen >= min_isr, f"a partition fell to {seen} in-sync replicas during the roll"
+    assert seen >= min_isr, (
+        f"a partition fell to {seen} in-sync replicas during the roll: "
+        f"{below(roll.samples, min_isr)[:10]}; restarts {roll.restarts}"
+    )
     print(
         f"\nrolling change: {len(roll.restarts)} brokers in {roll.seconds:.0f}s (pulumi up), "
         f"min ISR seen {seen} over {len(roll.samples)} samples, "
