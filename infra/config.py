@@ -113,6 +113,15 @@ def check_safety(c: StackConfig) -> None:
         )
     if c.quorum.combined and c.quorum.kind != "kraft":
         raise _refuse("quorum.combined", "only KRaft brokers can be controllers; set it to false")
+    if c.skip_await and c.quorum.kind == "kraft" and c.platform != "local":
+        # The quorum's birth record is created after the voters are ready; created at once, it
+        # would tell every voter of a new cluster to join a quorum that nobody formed.
+        raise _refuse(
+            "skip_await",
+            "a KRaft quorum needs pulumi up to wait for its voters before recording its birth "
+            "(docs/provisioning.md, 'Quorum and recovery'); set it to false (only a local kwok "
+            "cluster, which runs no Kafka, may skip)",
+        )
     if brokers < 3 and not c.small:
         raise _refuse("brokers", f"{brokers} brokers cannot survive a failure; use at least 3")
     if c.replication_factor > brokers:

@@ -16,6 +16,7 @@ from infra.model import (
     acls,
     dynamic_config,
     labels,
+    membership,
     networks,
     pod_security,
     secret_objects,
@@ -59,6 +60,17 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
         # The workload holds a node's identity (id, rack, address): its name stays stable.
         Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
     ]
+
+
+def _with_birth_record(model: ClusterModel, objects: list[Declared]) -> list[Declared]:
+    """The voters' objects and, once every voter is ready, the record that the quorum was born
+    (infra/model/membership.py): pods started before it format the initial voter set."""
+    voters = {v.workload for v in model.voters}
+    workloads = tuple(o.logical for o in objects if o.kind == "StatefulSet" and o.logical in voters)
+    if model.config.quorum.kind != "kraft" or not workloads:
+        return objects
+    record = membership.birth_record(model)
+    return [*objects, Declared("ConfigMap", record["metadata"]["name"], record, after=workloads)]
 
 
 def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
@@ -252,14 +264,14 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         Concern(
             "quorum",
             "kafkastack:quorum:MetadataQuorum",
-            _growing_claims(model, quorum),
+            _growing_claims(model, _with_birth_record(model, quorum)),
             after=workload_deps,
             outputs={"kind": c.quorum.kind, "nodes": {n.workload: n.zone for n in model.quorum}},
         ),
         Concern(
             "brokers",
             "kafkastack:brokers:BrokerPool",
-            _growing_claims(model, brokers),
+            _growing_claims(model, _with_birth_record(model, brokers)),
             # The quorum rolls first (Kafka's upgrade order), the brokers after it.
             after=(*workload_deps, "quorum"),
             outputs={"zones": {b.workload: b.zone for b in model.brokers}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels, metrics, templating, zookeeper_auth
+from infra.model import labels, membership, metrics, templating, zookeeper_auth
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
@@ -105,9 +105,14 @@ def _format_storage_init(
 ) -> dict[str, Any]:
     """`kafka-storage format` once per volume set; --ignore-formatted makes restarts no-ops.
 
-    Voters format with the full initial voter set (dynamic quorum, KIP-853); brokers join it.
+    Voters format with the full initial voter set (dynamic quorum, KIP-853) only while the
+    quorum is being born (infra/model/membership.py); brokers join it.
     """
     env: list[dict[str, Any]] = []
+    format_command = (
+        f"/opt/kafka/bin/kafka-storage.sh format -t {model.cluster_id} "
+        f"-c {CONFIG_DIR}/{config_file}"
+    )
     if node in model.voters:
         quorum_flag = f"--initial-controllers {model.initial_controllers}"
         if model.config.security.client_auth == "scram-sha-512":
@@ -130,17 +135,13 @@ def _format_storage_init(
                 quorum_flag += (
                     f' --add-scram "SCRAM-SHA-512=[name={user},password=\\"$SCRAM_PASSWORD_{i}\\"]"'
                 )
+        script = membership.voter_format_script(format_command, quorum_flag)
     else:
-        quorum_flag = "--no-initial-controllers"
+        script = f"{format_command} --ignore-formatted --no-initial-controllers"
     init = {
         "name": "format-storage",
         "image": image,
-        "command": [
-            "sh",
-            "-c",
-            f"/opt/kafka/bin/kafka-storage.sh format --ignore-formatted -t {model.cluster_id} "
-            f"-c {CONFIG_DIR}/{config_file} {quorum_flag}",
-        ],
+        "command": ["sh", "-c", script],
         "volumeMounts": mounts,
     }
     if env:  # the API server drops an empty list; leave it out so every diff stays quiet
@@ -210,8 +211,21 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         **kafka_probes(model, node),
     }
     init = [*metrics.agent_init(model, image), _keystore_init(image)]
+    containers = [container]
     if model.metadata.brokers_format_storage:
-        init.append(_format_storage_init(model, node, image, config_file, mounts))
+        format_mounts = mounts
+        if node in model.voters:
+            extra, record, state = membership.voter_volumes(model)
+            volumes += extra
+            format_mounts = [*mounts, record]
+            # What the membership container reads: the node's config, TLS files and directory.
+            sidecar_mounts = [m for m in mounts if m["name"] in ("config", "tls", "metadata")]
+            containers.append(
+                membership.membership_container(
+                    model, node, image, config_file, [*sidecar_mounts, state]
+                )
+            )
+        init.append(_format_storage_init(model, node, image, config_file, format_mounts))
     if c.quorum.kind == "zookeeper":
         jaas_volume, jaas_mount = zookeeper_auth.jaas_volume(model, node.role)
         volumes.append(jaas_volume)
@@ -219,7 +233,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         if c.security.client_auth == "scram-sha-512":
             init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount]))
     pod_context = pod_security_context(model, c.images.kafka)
-    return _statefulset(model, node, pod_labels, [container], init, volumes, claims, pod_context)
+    return _statefulset(model, node, pod_labels, containers, init, volumes, claims, pod_context)
 
 
 def zookeeper_statefulset(

@@ -15,6 +15,9 @@ jar from the rendered Maven repository into the pod's emptyDir, checks its sha25
 loads what it fetched. With `jmx_agent: bundled` the image holds the agent: the harness mounts
 the pinned jar scripts/kafka/fetch.sh cached at the path the image has it.
 
+The pod's further containers (a KRaft voter's `quorum-membership`) run as rendered too, beside
+the node's process, in the same namespaces; their exec readiness probes are run as declared.
+
 Not run here: the keystore init container (the harness issues PEM files itself).
 """
 
@@ -27,10 +30,15 @@ from typing import Any
 import yaml
 
 from infra.image_config import JMX_AGENT_VERSION
+from infra.model import membership
 from infra.toolchain import cache_dir
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
+# The pod's volumes the harness lays out from the manifest (the others, config, TLS, data and
+# the agent, it maps itself): the voters' birth record (an optional ConfigMap, which exists only
+# once created) and their membership container's emptyDir.
+POD_VOLUMES = (membership.RECORD_VOLUME, membership.STATE_VOLUME)
 # Init containers that reach outside the cluster (the JMX agent from its Maven repository): the
 # harness's networks have no route out, so they get the host's network (a pod's egress through
 # its node), still in a mount namespace of their own with the pod's volumes.
@@ -42,6 +50,7 @@ LAUNCHERS = {
     "kafka-storage.sh": (("kafka.tools.StorageTool",), ""),
     "kafka-configs.sh": (("kafka.admin.ConfigCommand",), ""),
     "kafka-acls.sh": (("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand"), ""),
+    "kafka-metadata-quorum.sh": (("org.apache.kafka.tools.MetadataQuorumCommand",), ""),
     "zookeeper-shell.sh": (
         ("org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka",),
         "-server",
@@ -181,3 +190,55 @@ def jmx_agent_dir() -> Path:
     if not (folder / "jmx_prometheus_javaagent.jar").is_file():
         raise VerifyError(f"the JMX agent is not in {folder}: run scripts/kafka/fetch.sh")
     return folder
+
+
+def pod_volumes(pod: dict[str, Any], workdir: Path) -> list[tuple[Path, str]]:
+    """(folder, path in the pod) of the `POD_VOLUMES` the pod has: one folder each under
+    `workdir`, empty until the harness fills it (`fill_config_map`, or the containers)."""
+    paths = {
+        m["name"]: m["mountPath"]
+        for c in (*pod["containers"], *pod.get("initContainers", []))
+        for m in c.get("volumeMounts", [])
+    }
+    return [
+        (workdir / f"volume-{v['name']}", paths[v["name"]])
+        for v in pod.get("volumes", [])
+        if v["name"] in POD_VOLUMES and v["name"] in paths
+    ]
+
+
+def empty_dirs(pod: dict[str, Any], workdir: Path) -> list[Path]:
+    """The folders of the pod's emptyDir volumes among `POD_VOLUMES` (fresh per pod start)."""
+    names = {v["name"] for v in pod.get("volumes", []) if "emptyDir" in v}
+    return [folder for folder, _ in pod_volumes(pod, workdir) if folder.name[7:] in names]
+
+
+def fill_config_map(pod: dict[str, Any], workdir: Path, config_map: dict[str, Any]) -> bool:
+    """Write `config_map`'s data into the pod's volume of it, as the kubelet does once the
+    ConfigMap exists; False when the pod does not mount it."""
+    name = config_map["metadata"]["name"]
+    volumes = [
+        v["name"]
+        for v in pod.get("volumes", [])
+        if v["name"] in POD_VOLUMES and (v.get("configMap") or {}).get("name") == name
+    ]
+    for volume in volumes:
+        folder = workdir / f"volume-{volume}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for key, value in (config_map.get("data") or {}).items():
+            (folder / key).write_text(str(value), encoding="utf-8")
+    return bool(volumes)
+
+
+def optional_config_maps(pod: dict[str, Any]) -> list[str]:
+    """ConfigMaps the pod mounts although they may not exist yet (created after its workload)."""
+    return [
+        v["configMap"]["name"]
+        for v in pod.get("volumes", [])
+        if v["name"] in POD_VOLUMES and (v.get("configMap") or {}).get("optional")
+    ]
+
+
+def sidecars(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod's containers beside the node's process (the first container)."""
+    return list(pod["containers"][1:])

@@ -26,8 +26,10 @@ from infra.toolchain import cache_dir
 from infra.verify import certificates, pods
 from infra.verify.clients import ClientAccess
 from infra.verify.errors import VerifyError
+from infra.verify.haproxy import start_haproxy
 from infra.verify.mounts import mount_script
 from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork
+from infra.verify.pod_steps import PodSteps
 
 REPO = Path(__file__).resolve().parent.parent.parent
 STARTED_MARKERS = {
@@ -52,6 +54,8 @@ class Node:
     host: Host
     workdir: Path
     process: subprocess.Popen[bytes] | None = None
+    # The pod's other containers (a voter's quorum-membership), as rendered.
+    sidecars: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -67,7 +71,7 @@ class Node:
 
 
 @dataclass
-class ProcessCluster(ClientAccess):
+class ProcessCluster(ClientAccess, PodSteps):
     render_dir: Path
     workdir: Path
     heap_mb: int = 320
@@ -156,13 +160,16 @@ class ProcessCluster(ClientAccess):
         for node in self.quorum:
             self._run_init_containers(node)
             self.start_node(node.name, wait=False)
+            self._start_sidecars(node)
         for node in self.quorum:
             self._wait_started(node)
         for node in self.brokers:
             self._run_init_containers(node)
             self.start_node(node.name, wait=False)
+            self._start_sidecars(node)
         for node in self.brokers:
             self._wait_started(node)
+        self._create_config_maps()
         if self.haproxy_host is not None:
             self._start_haproxy()
         self.wait_for_brokers(len(self.brokers))
@@ -228,7 +235,7 @@ class ProcessCluster(ClientAccess):
             ),
         ]
         pairs += [(node.workdir / Path(d).name, d) for d in paths["data"]]
-        return pairs
+        return pairs + pods.pod_volumes(self._pod(node), node.workdir)
 
     def _pod(self, node: Node) -> dict[str, Any]:
         manifest = pods.rendered(self.render_dir, "StatefulSet", node.name)
@@ -367,29 +374,13 @@ class ProcessCluster(ClientAccess):
             node.process = None
 
     def _kill(self, node: Node) -> None:
-        if node.process is not None and node.process.poll() is None:
-            self._signal_group(node.process, signal.SIGKILL)
-        node.process = None
+        for process in [*node.sidecars, *([node.process] if node.process else [])]:
+            if process.poll() is None:
+                self._signal_group(process, signal.SIGKILL)
+        node.process, node.sidecars = None, []
 
     def _start_haproxy(self) -> None:
-        host = self.haproxy_host
-        assert host is not None
-        config = self.render_dir / str(self.topology["external"]["haproxy_config"])
-        log = (self.workdir / "haproxy.log").open("ab")
-        command = ["ip", "netns", "exec", host.namespace, "haproxy", "-db", "-f", str(config)]
-        self._haproxy = subprocess.Popen(
-            command,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        assert self.haproxy_host is not None
+        self._haproxy = start_haproxy(
+            self.render_dir, self.topology, self.haproxy_host, self.workdir
         )
-        port = self.topology["ports"]["haproxy"]
-        deadline = time.monotonic() + 30
-        while not host.listening(port):
-            if self._haproxy.poll() is not None:  # exited: a config error
-                raise VerifyError(
-                    f"haproxy exited: {(self.workdir / 'haproxy.log').read_text()[-1500:]}"
-                )
-            if time.monotonic() > deadline:
-                raise VerifyError(f"haproxy did not listen on :{port} within 30 s")
-            time.sleep(0.2)

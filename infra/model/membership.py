@@ -1,0 +1,169 @@
+"""A KRaft voter's identity over its life: formatted into the quorum once, never reborn.
+
+KIP-853 gives each voter's metadata directory an id so that a voter that lost its disk cannot
+take its old place with an empty log (it could vote for, or become, a leader that lacks
+committed records). So a voter formats with `--initial-controllers` only while the quorum is
+being born; afterwards an empty metadata volume formats with `--no-initial-controllers` (a fresh
+random directory id) and the controller starts as an observer. The pod's `quorum-membership`
+container then turns it into the voter again through the dynamic quorum: it removes the voter
+entry holding its node id under the old directory id, then adds itself, one step at a time and
+only while the remaining voters keep a caught-up majority.
+
+"The quorum was born" is a record, not a guess: a ConfigMap Pulumi creates once every voter's
+StatefulSet is ready (`birth_record`), mounted optionally into the voters. Asking the other
+voters instead cannot tell a quorum being born (no one answers yet) from one that is down while
+this voter's disk was replaced, and guessing "born" there is exactly the unsafe rebirth. The
+voters' deterministic directory ids (`ClusterModel.voter_directory_id`) stay, for the birth only:
+every voter must write the same initial set, and a lost disk never reuses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
+from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
+from infra.model.resources import INIT_STEP
+
+RECORD_VOLUME = "quorum-record"
+RECORD_DIR = "/etc/kafka/quorum-record"  # the birth record, when it exists
+BORN_KEY = "born"
+STATE_VOLUME = "quorum-state"
+STATE_DIR = "/var/lib/kafka/quorum-state"  # the membership container's files (an emptyDir)
+VOTER_FILE = f"{STATE_DIR}/voter"  # present once this pod's directory is a voter: its readiness
+CONTAINER = "quorum-membership"
+# How often the membership container asks the quorum again while its pod is not a voter.
+RETRY_SECONDS = 5
+
+
+def record_name(model: ClusterModel) -> str:
+    return f"{model.config.cluster_name}-quorum-record"
+
+
+def birth_record(model: ClusterModel) -> dict[str, Any]:
+    """The ConfigMap whose existence says the quorum was born (declared after every voter)."""
+    return {
+        "metadata": {"name": record_name(model), "namespace": model.config.namespace},
+        "data": {
+            BORN_KEY: (
+                f"The KRaft quorum of {model.config.cluster_name} was formed; a voter with an "
+                "empty metadata volume now joins it as an observer with a new directory id "
+                "(docs/provisioning.md, 'Quorum and recovery').\n"
+            )
+        },
+    }
+
+
+def voter_volumes(
+    model: ClusterModel,
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """The voter pod's extra volumes, the record's mount and the state's mount."""
+    volumes = [
+        # Optional: absent while the quorum is being born, and the pod starts all the same.
+        {"name": RECORD_VOLUME, "configMap": {"name": record_name(model), "optional": True}},
+        {"name": STATE_VOLUME, "emptyDir": {"medium": "Memory"}},
+    ]
+    record = {"name": RECORD_VOLUME, "mountPath": RECORD_DIR, "readOnly": True}
+    state = {"name": STATE_VOLUME, "mountPath": STATE_DIR}
+    return volumes, record, state
+
+
+def voter_format_script(format_command: str, birth_flags: str) -> str:
+    """`format_command` plus the quorum flags: the initial set (`birth_flags`) only while no
+    birth record exists, or on a formatted volume (`--ignore-formatted` keeps a restart a no-op);
+    on an empty volume of a born quorum, a new directory id and no initial set."""
+    return (
+        f"if [ -f {RECORD_DIR}/{BORN_KEY} ] && [ ! -f {METADATA_DIR}/meta.properties ]; then "
+        "echo 'the quorum exists and the metadata volume is empty: "
+        "formatting a new directory id to join as an observer'; "
+        f"exec {format_command} --no-initial-controllers; fi; "
+        f"exec {format_command} --ignore-formatted {birth_flags}"
+    )
+
+
+def controller_protocol(model: ClusterModel) -> str:
+    return "SSL" if model.config.security.replication_tls else "PLAINTEXT"
+
+
+def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
+    """The membership container's script (see the module docstring); it ends sleeping, ready."""
+    node_id = node.node_id
+    bootstrap = ",".join(
+        f"{v.replication_host}:{model.ports.controller}" for v in model.voters if v != node
+    )
+    tool = f"{KAFKA_BIN}/kafka-metadata-quorum.sh --bootstrap-controller {bootstrap}"
+    voters_of_mine = (
+        f"sed -n 's/^CurrentVoters:[[:space:]]*//p' | "
+        f'grep -o \'"id": *{node_id}, *"directoryId": *"[^"]*"\' | '
+        'sed \'s/.*"directoryId": *"//; s/"$//\''
+    )
+    # describe --replication: NodeId DirectoryId LogEndOffset Lag LastFetch LastCaughtUp Status
+    caught_up = f'awk -v dir="$me" \'$1 == {node_id} && $2 == dir && $4 == 0 {{print "yes"}}\''
+    majority = (
+        f'awk -v dir="$old" \'($7 == "Leader" || $7 == "Follower") && '
+        f"!($1 == {node_id} && $2 == dir) {{n++; if ($4 == 0) live++}} "
+        'END {if (n > 0 && live * 2 > n) print "yes"}\''
+    )
+    lines = [
+        "trap 'exit 0' TERM",
+        f"rm -f {VOTER_FILE}",
+        f"pause() {{ sleep {RETRY_SECONDS} & wait $!; }}",
+        # The node's own properties (node id, directory, listener) plus what its admin client
+        # needs to reach the controllers' listener: add-controller reads both from one file.
+        f"admin={STATE_DIR}/admin.properties",
+        f"{{ cat {CONFIG_DIR}/{config_file}; "
+        f'echo security.protocol={controller_protocol(model)}; }} > "$admin"',
+        f'quorum() {{ {tool} --command-config "$admin" "$@"; }}',
+        f"me=$(sed -n 's/^directory.id=//p' {METADATA_DIR}/meta.properties)",
+        # A directory of the initial set is a voter from the quorum's first record: ready
+        # without asking (during the birth no majority answers yet).
+        f'case ",{model.initial_controllers}," in *",{node_id}@"*":$me,"*) '
+        f'echo "voter {node_id}: directory $me is in the initial voter set"; '
+        f"touch {VOTER_FILE};; esac",
+        f"while [ ! -f {VOTER_FILE} ]; do",
+        '  if ! status=$(quorum describe --status 2>&1); then echo "$status" | tail -n 1; '
+        "pause; continue; fi",
+        f'  old=$(echo "$status" | {voters_of_mine})',
+        f'  if [ "$old" = "$me" ]; then echo "voter {node_id}: directory $me is a voter"; '
+        f"touch {VOTER_FILE}; break; fi",
+        "  if ! replication=$(quorum describe --replication 2>&1); then "
+        'echo "$replication" | tail -n 1; pause; continue; fi',
+        f'  if [ "$(echo "$replication" | {caught_up})" != yes ]; then '
+        f'echo "observer {node_id} ($me) is catching up"; pause; continue; fi',
+        '  if [ -n "$old" ]; then',
+        # Removing the old entry must leave a voter set whose caught-up members are a majority.
+        f'    if [ "$(echo "$replication" | {majority})" != yes ]; then '
+        f'echo "voter {node_id} keeps its old entry $old: the other voters are no caught-up '
+        'majority yet"; pause; continue; fi',
+        f'    echo "removing voter {node_id} with the lost directory $old"',
+        f'    quorum remove-controller --controller-id {node_id} --controller-directory-id "$old"',
+        "  else",
+        f'    echo "adding observer {node_id} ($me) as a voter"',
+        "    quorum add-controller",
+        "  fi",
+        "  pause",
+        "done",
+        "while :; do sleep 3600 & wait $!; done",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def membership_container(
+    model: ClusterModel, node: Node, image: str, config_file: str, mounts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The voter pod's second container: it makes the pod's directory a voter, once, and is
+    ready only then, so a roll or a drain never takes another voter while this one is not one."""
+    return {
+        "name": CONTAINER,
+        "image": image,
+        "command": ["sh", "-c", membership_script(model, node, config_file)],
+        "resources": INIT_STEP.manifest(),
+        # The image's scripts write their own logs there; its default may not be writable.
+        "env": [{"name": "LOG_DIR", "value": STATE_DIR}],
+        "volumeMounts": mounts,
+        "readinessProbe": {
+            "exec": {"command": ["test", "-f", VOTER_FILE]},
+            "periodSeconds": RETRY_SECONDS,
+        },
+    }

@@ -1,0 +1,115 @@
+"""A pod's start and stop as the kubelet does them, for a node of a started stack.
+
+A process restart (`ProcessCluster.start_node`) is a container restart: the init containers do
+not run again. A pod's start is more: its emptyDirs are fresh, its init containers run (as
+rendered) before the node's process, and its other containers (a KRaft voter's
+`quorum-membership`) start beside it, as rendered, in the same network and mount namespaces.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infra.verify import pods
+from infra.verify.errors import VerifyError
+
+if TYPE_CHECKING:
+    from infra.verify.processes import Node
+
+
+class PodSteps:
+    """A mixin of ProcessCluster: what it reads of the started cluster is declared here."""
+
+    render_dir: Path
+    secrets: dict[tuple[str, str], str]
+    nodes: list[Node]
+
+    def node(self, name: str) -> Node:
+        raise NotImplementedError
+
+    def start_node(self, name: str, wait: bool = True) -> None:
+        raise NotImplementedError
+
+    def stop_node(self, name: str, sig: int = signal.SIGTERM) -> None:
+        raise NotImplementedError
+
+    def _pod(self, node: Node) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _mount_script(self, node: Node, command: str, host_network: bool = False) -> str:
+        raise NotImplementedError
+
+    def _run_init_containers(self, node: Node) -> None:
+        raise NotImplementedError
+
+    def start_pod(self, name: str) -> None:
+        """Fresh emptyDirs, the init containers, the node's process, then the other containers."""
+        node = self.node(name)
+        for folder in pods.empty_dirs(self._pod(node), node.workdir):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+        self._run_init_containers(node)
+        self.start_node(name)
+        self._start_sidecars(node)
+
+    def stop_pod(self, name: str) -> None:
+        """SIGTERM to every container of the pod, the node's process last."""
+        node = self.node(name)
+        for process in node.sidecars:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+        node.sidecars = []
+        self.stop_node(name)
+
+    def _start_sidecars(self, node: Node) -> None:
+        for container in pods.sidecars(self._pod(node)):
+            command = f"sh -c {shlex.quote(pods.command(container))}"
+            with (node.workdir / f"{container['name']}.log").open("ab") as log:
+                node.sidecars.append(
+                    subprocess.Popen(
+                        [
+                            *("ip", "netns", "exec", node.host.namespace, "sh", "-c"),
+                            self._mount_script(node, command),
+                        ],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        env={**os.environ, **pods.environment(container, self.secrets)},
+                    )
+                )
+
+    def _create_config_maps(self) -> None:
+        """The ConfigMaps pods mount optionally, which Pulumi creates once the workloads that
+        mount them are up (the voters' birth record, `after` every voter): called by `start`
+        once every node has started."""
+        for node in self.nodes:
+            pod = self._pod(node)
+            for name in pods.optional_config_maps(pod):
+                pods.fill_config_map(
+                    pod, node.workdir, pods.rendered(self.render_dir, "ConfigMap", name)
+                )
+
+    def ready(self, name: str, container: str) -> bool:
+        """The container's rendered exec readiness probe, run in the pod's namespaces."""
+        node = self.node(name)
+        spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
+        probe = shlex.join(spec["readinessProbe"]["exec"]["command"])
+        script = self._mount_script(node, probe)
+        enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
+        return subprocess.run(enter, capture_output=True, check=False).returncode == 0
+
+    def exec_in(self, name: str, command: str) -> str:
+        """What `kubectl exec` does: `command` in the pod's namespaces, with its volumes."""
+        node = self.node(name)
+        script = self._mount_script(node, f"sh -c {shlex.quote(command)}")
+        enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
+        result = subprocess.run(enter, capture_output=True, text=True, check=False, timeout=120)
+        if result.returncode != 0:
+            raise VerifyError(f"{name}: {command.split()[0]} failed: {result.stderr[-800:]}")
+        return result.stdout

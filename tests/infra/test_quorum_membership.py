@@ -1,0 +1,178 @@
+"""A KRaft voter is formatted into the quorum once (infra/model/membership.py): what the voters'
+pods render, the birth record's place in the desired state, the refusal, and the membership
+script's decisions run by a real shell against a stand-in quorum tool."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import parse_stack_config
+from infra.errors import ConfigError
+from infra.model import membership
+from infra.model.cluster import ClusterModel
+from infra.model.desired import desired_state
+from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
+from infra.model.workloads import kafka_statefulset
+from tests.infra.conftest import base_values, config_of
+
+
+def pod(model: ClusterModel, index: int, role: str = "voter") -> dict[str, Any]:
+    node = model.voters[index] if role == "voter" else model.brokers[index]
+    return dict(kafka_statefulset(model, node, "fast")["spec"]["template"]["spec"])
+
+
+def format_script(spec: dict[str, Any]) -> str:
+    init = next(c for c in spec["initContainers"] if c["name"] == "format-storage")
+    return str(init["command"][2])
+
+
+def test_a_voter_formats_the_initial_set_only_without_a_birth_record() -> None:
+    model = ClusterModel.from_config(config_of())
+    spec = pod(model, 2)
+    script = format_script(spec)
+    birth, rebirth = script.split("; fi; ")
+    guard = f"[ -f {membership.RECORD_DIR}/born ] && [ ! -f {METADATA_DIR}/meta.properties ]"
+    assert birth.startswith(f"if {guard}; then ")
+    assert birth.endswith("--no-initial-controllers")
+    assert "--initial-controllers" not in birth and "--add-scram" not in birth
+    assert f"--ignore-formatted --initial-controllers {model.initial_controllers}" in rebirth
+    record = next(v for v in spec["volumes"] if v["name"] == membership.RECORD_VOLUME)
+    assert record["configMap"] == {"name": "kafka-quorum-record", "optional": True}
+    init = next(c for c in spec["initContainers"] if c["name"] == "format-storage")
+    assert {
+        "name": membership.RECORD_VOLUME,
+        "mountPath": membership.RECORD_DIR,
+        "readOnly": True,
+    } in init["volumeMounts"]
+
+
+def test_brokers_neither_read_the_record_nor_run_the_membership_container() -> None:
+    model = ClusterModel.from_config(config_of())
+    spec = pod(model, 0, role="broker")
+    assert [c["name"] for c in spec["containers"]] == ["kafka"]
+    assert membership.RECORD_VOLUME not in {v["name"] for v in spec["volumes"]}
+    assert format_script(spec).endswith("--ignore-formatted --no-initial-controllers")
+
+
+def test_the_membership_container_is_ready_only_as_a_voter() -> None:
+    model = ClusterModel.from_config(config_of())
+    spec = pod(model, 1)
+    sidecar = spec["containers"][1]
+    assert sidecar["name"] == membership.CONTAINER
+    assert sidecar["readinessProbe"]["exec"]["command"] == ["test", "-f", membership.VOTER_FILE]
+    script = sidecar["command"][2]
+    # It asks the other voters, never itself, with its own node's properties.
+    assert "--bootstrap-controller" in script and f"{CONFIG_DIR}/controller.properties" in script
+    mounts = {m["name"] for m in sidecar["volumeMounts"]}
+    assert mounts == {"config", "tls", "metadata", membership.STATE_VOLUME}
+
+
+def test_the_birth_record_is_declared_after_every_voter() -> None:
+    model = ClusterModel.from_config(config_of())
+    quorum = next(c for c in desired_state(model) if c.key == "quorum")
+    record = next(o for o in quorum.objects if o.logical == "kafka-quorum-record")
+    assert set(record.after) == {v.workload for v in model.voters}
+    combined = ClusterModel.from_config(
+        config_of("dev", brokers=3, quorum={"kind": "kraft", "combined": True})
+    )
+    brokers = next(c for c in desired_state(combined) if c.key == "brokers")
+    record = next(o for o in brokers.objects if o.logical == "kafka-quorum-record")
+    assert set(record.after) == {b.workload for b in combined.brokers}
+
+
+def test_a_zookeeper_ensemble_has_no_birth_record() -> None:
+    model = ClusterModel.from_config(
+        config_of(kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3})
+    )
+    logical = {o.logical for c in desired_state(model) for o in c.objects}
+    assert "kafka-quorum-record" not in logical
+
+
+def test_skip_await_with_a_kraft_quorum_off_a_local_cluster_is_refused() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(base_values(skip_await=True), "staging")
+    assert str(err.value).startswith("kafkastack:skip_await: ")
+    assert "set it to false" in str(err.value)
+    assert config_of("local", platform="local", skip_await=True).skip_await
+
+
+# describe --status and --replication as Kafka 4.3 prints them; 9002's entry holds the lost
+# directory, its new one (NEW) fetches as an observer.
+STATUS = (
+    'CurrentVoters:          [{"id": 9000, "directoryId": "D0", "endpoints": []}, '
+    '{"id": 9001, "directoryId": "D1", "endpoints": []}, '
+    '{"id": 9002, "directoryId": "OLD", "endpoints": []}]\n'
+)
+HEADER = "NodeId  DirectoryId  LogEndOffset  Lag  LastFetchTimestamp  LastCaughtUpTimestamp  Status"
+
+
+def run_membership(tmp_path: Path, replication_rows: list[str]) -> list[str]:
+    """The rendered script with its in-pod paths under `tmp_path`, one pass: the stand-in tool
+    logs each call and the sleep ends the run."""
+    model = ClusterModel.from_config(config_of())
+    node = model.voters[2]
+    script = membership.membership_script(model, node, "controller.properties")
+    for path in (KAFKA_BIN, membership.STATE_DIR, METADATA_DIR, CONFIG_DIR):
+        script = script.replace(path, str(tmp_path / path.strip("/")))
+        (tmp_path / path.strip("/")).mkdir(parents=True, exist_ok=True)
+    (tmp_path / METADATA_DIR.strip("/") / "meta.properties").write_text("directory.id=NEW\n")
+    (tmp_path / CONFIG_DIR.strip("/") / "controller.properties").write_text("node.id=9002\n")
+    (tmp_path / "replication.txt").write_text("\n".join([HEADER, *replication_rows]) + "\n")
+    (tmp_path / "status.txt").write_text(STATUS)
+    tool = tmp_path / KAFKA_BIN.strip("/") / "kafka-metadata-quorum.sh"
+    calls = tmp_path / "calls.txt"
+    tool.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" | sed "s/.*admin.properties //" >> {calls}\n'
+        f'case "$*" in *--status*) cat {tmp_path}/status.txt;; '
+        f"*--replication*) cat {tmp_path}/replication.txt;; esac\n"
+    )
+    tool.chmod(0o755)
+    script = script.replace("pause() {", "pause() { exit 0; ", 1)
+    subprocess.run(["sh", "-c", script], check=True, timeout=30)
+    return calls.read_text().splitlines()
+
+
+def test_the_lost_entry_is_removed_while_the_other_voters_are_a_caught_up_majority(
+    tmp_path: Path,
+) -> None:
+    calls = run_membership(
+        tmp_path,
+        [
+            "9000  D0   120  0    1  1  Leader",
+            "9001  D1   120  0    1  1  Follower",
+            "9002  OLD  40   80   1  1  Follower",
+            "9002  NEW  120  0    1  1  Observer",
+        ],
+    )
+    assert calls[-1] == "remove-controller --controller-id 9002 --controller-directory-id OLD"
+
+
+def test_no_removal_while_another_voter_lags(tmp_path: Path) -> None:
+    calls = run_membership(
+        tmp_path,
+        [
+            "9000  D0   120  0    1  1  Leader",
+            "9001  D1   100  20   1  1  Follower",
+            "9002  OLD  40   80   1  1  Follower",
+            "9002  NEW  120  0    1  1  Observer",
+        ],
+    )
+    assert calls == ["describe --status", "describe --replication"]
+
+
+def test_no_removal_while_the_new_directory_catches_up(tmp_path: Path) -> None:
+    calls = run_membership(
+        tmp_path,
+        [
+            "9000  D0   120  0    1  1  Leader",
+            "9001  D1   120  0    1  1  Follower",
+            "9002  OLD  40   80   1  1  Follower",
+            "9002  NEW  90   30   1  1  Observer",
+        ],
+    )
+    assert calls == ["describe --status", "describe --replication"]
