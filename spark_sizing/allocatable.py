@@ -16,6 +16,16 @@ from spark_sizing.profiles import HardwareProfile
 
 MIB_PER_GIB = 1024
 
+# What kafkastack runs beside every Kafka server, in the same pod: each Kafka node's
+# `keystore-reloader` (Kafka reloads a renewed TLS certificate) and each KRaft voter's
+# `quorum-membership`. Their requests come out of the node's allocatable like the daemon sets',
+# so a broker's request leaves room for them; infra/model/resources.py sizes the sidecar
+# containers from these figures and counts them when it checks that a pod fits its node.
+SIDECAR_CPU = 0.05  # vCPUs each sidecar requests
+SIDECAR_MEMORY_GIB = 0.375  # GiB each sidecar requests (memory limit = request)
+# At most: a broker that is also a KRaft voter (combined mode) runs both.
+SIDECARS_PER_KAFKA_POD = 2
+
 
 @cache
 def _table() -> dict[str, Any]:

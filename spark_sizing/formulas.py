@@ -17,7 +17,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from spark_sizing.allocatable import node_sizing
+from spark_sizing.allocatable import (
+    SIDECAR_CPU,
+    SIDECAR_MEMORY_GIB,
+    SIDECARS_PER_KAFKA_POD,
+    node_sizing,
+)
 from spark_sizing.constraints import (
     binding_constraint,
     broker_constraints,
@@ -105,31 +110,43 @@ def brokers_per_zone(brokers: int, zones: int) -> list[int]:
 
 
 def _floor_to(value: float, step: float) -> float:
-    return math.floor(round(value / step, 6)) * step
+    # The outer round: 73 × 0.1 is 7.300000000000001 in binary, which sizing.json would show.
+    return round(math.floor(round(value / step, 6)) * step, 6)
 
 
 def broker_cpu(node: NodeSizing) -> float:
-    """vCPUs a broker requests: its node's allocatable less the daemon sets, rounded down to
-    0.1 so it always fits."""
-    return _floor_to(node.allocatable_cpu - node.daemonset_cpu, 0.1)
+    """vCPUs a broker requests: its node's allocatable less the daemon sets and the pod's
+    sidecars, rounded down to 0.1 so it always fits (m5.2xlarge: 7.91 − 0.5 − 2 × 0.05 = 7.31
+    → 7.3)."""
+    sidecars = SIDECARS_PER_KAFKA_POD * SIDECAR_CPU
+    return _floor_to(node.allocatable_cpu - node.daemonset_cpu - sidecars, 0.1)
+
+
+def broker_memory_gib(node: NodeSizing) -> float:
+    """GiB a broker requests: its node's allocatable less the daemon sets and the pod's
+    sidecars, rounded down to 0.25 (m5.2xlarge: 28.63 − 1 − 2 × 0.375 = 26.88 → 26.75)."""
+    sidecars = SIDECARS_PER_KAFKA_POD * SIDECAR_MEMORY_GIB
+    return _floor_to(node.allocatable_memory_gib - node.daemonset_memory_gib - sidecars, 0.25)
 
 
 def broker_resources(
     load: ClusterLoad, brokers: int, node: NodeSizing, profile: HardwareProfile, p: SizingParameters
 ) -> tuple[BrokerResources, list[str]]:
-    """The node's allocatable less its daemon sets, on a node of its own; heap plus ~30 s of
-    each broker's writes in page cache (Confluent): what the heap does not use is page cache.
+    """The node's allocatable less its daemon sets and the pod's sidecars, on a node of its own;
+    heap plus ~30 s of each broker's writes in page cache (Confluent): what the heap does not
+    use is page cache. The sidecars are containers of their own with their own memory, so the
+    broker container's memory (heap and page cache) is what is left after them.
 
     Requests are rounded down (0.1 vCPU, 0.25 GiB) so they always fit what they came from.
     """
     warnings: list[str] = []
     cpu = broker_cpu(node)
-    memory = _floor_to(node.allocatable_memory_gib - node.daemonset_memory_gib, 0.25)
+    memory = broker_memory_gib(node)
     if cpu <= 0 or memory <= 1.0:
         raise ValueError(
             f"profile {profile.name}: {node.allocatable_cpu:g} vCPUs / "
             f"{node.allocatable_memory_gib:g} GiB allocatable leave nothing for a broker after the "
-            "daemon sets; choose a larger profile"
+            "daemon sets and the pod's sidecars; choose a larger profile"
         )
     writes_per_broker = load.disk_writes / brokers
     page_cache_gib = writes_per_broker * BYTES_PER_MB * p.page_cache_seconds / BYTES_PER_GIB

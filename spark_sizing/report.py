@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from spark_sizing.allocatable import SIDECAR_CPU, SIDECAR_MEMORY_GIB, SIDECARS_PER_KAFKA_POD
 from spark_sizing.charts import TOP_TOPICS, MonthTotal, charts
 from spark_sizing.contract import ResourceUtilisation, SizingReport
 from spark_sizing.report_sections import comparison_lines, cost_lines, recovery_row
@@ -150,6 +151,22 @@ def _fill_row(report: SizingReport) -> list[str]:
     ]
 
 
+def _broker_row(report: SizingReport) -> str:
+    """A broker's request and where it comes from: what its node leaves after the daemon sets
+    and the pod's sidecars (a sizing.json before schema 1.1 has no node figures)."""
+    b, n = report.cluster.broker, report.cluster.node
+    row = f"| broker | {b.cpu:g} vCPU, {b.memory_gib:g} GiB (heap {b.heap_gib:g} GiB)"
+    if n is None:
+        return f"{row} |"
+    return (
+        f"{row}: the node's {n.allocatable_cpu:g} vCPU, {n.allocatable_memory_gib:g} GiB "
+        f"allocatable less daemon sets ({n.daemonset_cpu:g} vCPU, {n.daemonset_memory_gib:g} GiB) "
+        f"and the pod's {SIDECARS_PER_KAFKA_POD} sidecars "
+        f"({SIDECARS_PER_KAFKA_POD * SIDECAR_CPU:g} vCPU, "
+        f"{SIDECARS_PER_KAFKA_POD * SIDECAR_MEMORY_GIB:g} GiB), rounded down |"
+    )
+
+
 def _cpu_figure(report: SizingReport) -> str:
     """What one vCPU carries, as the utilisation table implies it (capacity is in vCPUs)."""
     cpu = next((u for u in report.utilisation if u.resource == "cpu"), None)
@@ -251,8 +268,7 @@ def markdown(report: SizingReport) -> str:
         f"{c.data_volumes_per_broker} volume(s) |",
         f"| partition replicas | {c.partitions_total:,} |",
         *_fill_row(report),
-        f"| broker | {c.broker.cpu:g} vCPU, {c.broker.memory_gib:g} GiB (heap "
-        f"{c.broker.heap_gib:g} GiB) |",
+        _broker_row(report),
         f"| storage class | {c.storage_class.type}, {c.storage_class.iops:,} IOPS, "
         f"{c.storage_class.throughput_mb_s:,.0f} MB/s |",
         f"| metadata quorum | {c.quorum.kind} × {c.quorum.nodes} |",

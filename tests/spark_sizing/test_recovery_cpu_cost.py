@@ -42,7 +42,7 @@ def test_a_recovery_throttle_bounds_the_data_per_broker() -> None:
 def test_cpu_binds_when_a_vcpu_carries_less() -> None:
     slow = WORKED.model_copy(update={"mb_s_per_vcpu": 50.0})
     result = size_cluster([ORDERS], slow, worked_params())
-    # 4,800 MB/s / 50 = 96 vCPUs; 7.4 × 60 % = 4.44 per broker: 21.6 → 22 → 24 (3 zones).
+    # 4,800 MB/s / 50 = 96 vCPUs; 7.3 × 60 % = 4.38 per broker: 21.9 → 22 → 24 (3 zones).
     assert result.cluster.constraints["cpu"] == 22
     assert (result.cluster.brokers, result.cluster.binding_constraint) == (24, "cpu")
     cpu = next(u for u in result.utilisation if u.resource == "cpu")

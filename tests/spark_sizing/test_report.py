@@ -39,6 +39,18 @@ def test_report_shows_each_resource_normally_and_with_a_zone_down() -> None:
     assert "Zone loss: survived" in md
 
 
+def test_the_broker_request_says_what_it_leaves_room_for() -> None:
+    md = markdown(sized(worked_params()))
+    # The worked node (8 vCPUs, 64 GiB, 110 pods): 8 − 0.09 = 7.91 vCPUs; 64 × 0.925 = 59.2 GiB
+    # less 255 + 11 × 110 + 100 = 1,565 MiB = 57.672 GiB. Less daemon sets and two sidecars:
+    # 7.91 − 0.5 − 0.1 = 7.31 → 7.3; 57.672 − 1 − 0.75 = 55.922 → 55.75.
+    assert (
+        "| broker | 7.3 vCPU, 55.75 GiB (heap 6 GiB): the node's 7.91 vCPU, 57.672 GiB "
+        "allocatable less daemon sets (0.5 vCPU, 1 GiB) and the pod's 2 sidecars "
+        "(0.1 vCPU, 0.75 GiB), rounded down |"
+    ) in md
+
+
 def test_assumptions_are_one_table() -> None:
     md = markdown(sized(worked_params(horizon_months=9, zone_down_utilisation=0.7)))
     assert "| horizon | 9 months of growth past the last period |" in md
@@ -71,12 +83,13 @@ def test_html_report_is_self_contained() -> None:
 def test_report_shows_cpu_recovery_and_cost() -> None:
     md = markdown(sized(worked_params()))
     # tests/spark_sizing/test_zone_loss.py computes these by hand.
-    assert "| cpu | 48.0 vCPU | 7.4 vCPU × 60% (80% with a zone down) | 11 |" in md
+    assert "| cpu | 48.0 vCPU | 7.3 vCPU × 60% (80% with a zone down) | 11 |" in md
     assert (
         "| recovery: one broker's data in ≤ 12 h | 2,655.4 GiB a broker | 80.0 MB/s spare "
         "(disk writes) → 9.9 h | 14 |"
     ) in md
-    assert "| cpu | 7.4 vCPU | 3.2 vCPU (43%) | 3.6 vCPU (49%) |" in md
+    # 3.2 / 7.3 = 43.8 %, 3.6 / 7.3 = 49.3 %.
+    assert "| cpu | 7.3 vCPU | 3.2 vCPU (44%) | 3.6 vCPU (49%) |" in md
     # No instance price for the "worked" profile: the part says so and the total leaves it out.
     assert "| broker instances | — | no price for worked;" in md
     assert "(parts without a price left out)" in md

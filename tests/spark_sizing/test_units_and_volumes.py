@@ -13,7 +13,12 @@ from infra.config import parse_stack_config
 from infra.model import workloads
 from infra.model.broker_config import broker_properties
 from infra.model.cluster import ClusterModel
-from spark_sizing.allocatable import node_allocatable, reserved_cpu
+from spark_sizing.allocatable import (
+    SIDECAR_CPU,
+    SIDECARS_PER_KAFKA_POD,
+    node_allocatable,
+    reserved_cpu,
+)
 from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
 from spark_sizing.profiles import BUILT_IN_PROFILES, HardwareProfile, ProfileError, load_profile
 from spark_sizing.units import ceil_whole, gbps_to_mb_s, mb_s_to_mib_s, mbps_to_mb_s, mib_s_to_mb_s
@@ -64,10 +69,17 @@ def demand(**overrides: object) -> TopicDemand:
 
 
 def test_sized_broker_requests_fit_the_node() -> None:
-    cluster = size_cluster([demand()], M5_2XL, SizingParameters()).cluster
+    result = size_cluster([demand()], M5_2XL, SizingParameters())
+    cluster = result.cluster
     assert cluster.node is not None
-    assert (cluster.broker.cpu, cluster.broker.memory_gib) == (7.4, 27.5)
-    assert cluster.broker.cpu <= cluster.node.allocatable_cpu - cluster.node.daemonset_cpu
+    # 7.91 − 0.5 to daemon sets − 2 sidecars × 0.05 = 7.31 → 7.3 (0.1 steps);
+    # 28.63 − 1 − 2 × 0.375 = 26.88 → 26.75 (0.25 steps).
+    assert (cluster.broker.cpu, cluster.broker.memory_gib) == (7.3, 26.75)
+    # The CPU constraint's capacity is the same figure, not 73 × 0.1 = 7.300000000000001.
+    cpu = next(u for u in result.utilisation if u.resource == "cpu")
+    assert str(cpu.capacity_per_broker) == "7.3"
+    node, sidecars = cluster.node, SIDECARS_PER_KAFKA_POD * SIDECAR_CPU
+    assert cluster.broker.cpu <= node.allocatable_cpu - node.daemonset_cpu - sidecars
     assert cluster.broker.heap_gib + 1 <= cluster.broker.memory_gib
 
 

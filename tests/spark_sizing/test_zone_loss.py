@@ -53,8 +53,9 @@ def test_worked_example_of_docs_sizing_md() -> None:
     #   out: 600 × (3 − 1 − 1) + 600 × 3 = 2400: 2400 / 400 = 6 survivors → 9 brokers.
     # Storage 300 MB/s × 43,200 s × 3 × 1.1 = 42,768,000 MB = 39,830.7 GiB; at half of
     # 10,000 GiB per broker → 8. Partitions max(600/10, 600/20) = 60 × RF 3 = 180 → 1.
-    # CPU: (1800 in + 3000 out) / 100 MB/s per vCPU = 48 vCPUs; a broker gets 7.4 of its node's
-    # 8 at 60 %: 48 / 4.44 = 10.8 → 11 (zone down: 3600 / 100 / (7.4 × 0.8) / (2/3) = 9.1 → 10).
+    # CPU: (1800 in + 3000 out) / 100 MB/s per vCPU = 48 vCPUs; a broker gets 7.3 of its node's
+    # 8 (8 − 0.09 kube-reserved − 0.5 daemon sets − 2 sidecars × 0.05 = 7.31 → 7.3) at 60 %:
+    # 48 / 4.38 = 10.96 → 11 (zone down: 3600 / 100 / (7.3 × 0.8) / (2/3) = 9.2 → 10).
     # Recovery in 12 h: 42,768,000 MB / 43,200 s = 990 MB/s; disk (990 + 1800) / 200 = 13.95
     # → 14, network in (990 + 1800) / 400 = 6.98 → 7.
     assert c.constraints == {
@@ -76,7 +77,8 @@ def test_worked_example_of_docs_sizing_md() -> None:
     assert used["network in"] == (8, 120.0, 0.24, 120.0)
     assert used["network out"] == (12, 200.0, 0.4, 240.0)
     # 48 vCPUs over 15 brokers, 36 over the 10 survivors.
-    assert used["cpu"] == (11, 3.2, round(3.2 / 7.4, 4), 3.6)
+    # 3.2 of a broker's 7.3 vCPUs: 43.84 %.
+    assert used["cpu"] == (11, 3.2, 0.4384, 3.6)
     # One broker's 2,851,200 MB at 200 − 1800/15 = 80 MB/s of spare disk writes: 9.9 h.
     assert (result.recovery.rate_mb_s, result.recovery.hours) == (80.0, 9.9)
     assert result.recovery.limited_by == "disk writes"
