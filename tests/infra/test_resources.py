@@ -79,10 +79,12 @@ def test_memory_limit_equals_request_and_cpu_is_limited_to_what_the_node_leaves(
     container = workloads.kafka_statefulset(model, model.brokers[0], "fast")["spec"]["template"][
         "spec"
     ]["containers"][0]
-    # m5.2xlarge: 7.91 allocatable − 0.5 to daemon sets; the broker is alone on its node.
+    # The fixture's sizing: 7.3 vCPUs, 26.75 GiB = 27,392 MiB. The limit is what an m5.2xlarge
+    # leaves to pods, 7.91 allocatable − 0.5 to daemon sets (the broker is alone on its node,
+    # and its sidecars mostly sleep).
     assert container["resources"] == {
-        "requests": {"cpu": "7400m", "memory": "28160Mi"},
-        "limits": {"cpu": "7410m", "memory": "28160Mi"},
+        "requests": {"cpu": "7300m", "memory": "27392Mi"},
+        "limits": {"cpu": "7410m", "memory": "27392Mi"},
     }
 
 
@@ -119,10 +121,10 @@ def test_every_container_has_requests_and_limits(environment: str, repo_root: Pa
 
 
 def test_quantities_are_written_as_the_api_server_stores_them() -> None:
-    # The real provider hands back "7400m" for 7.4: any other spelling is a diff on every preview
-    # (tests/engine/test_render.py compares the two renders).
-    assert [cpu_quantity(c) for c in (2, 7.4, 0.5)] == ["2", "7400m", "500m"]
-    assert [memory_quantity(m) for m in (4, 27.5, 0.25)] == ["4Gi", "28160Mi", "256Mi"]
+    # The real provider hands back "7300m" for 7.3: any other spelling is a diff on every preview
+    # (tests/engine/test_render.py compares the two renders). 26.75 × 1024 = 27,392 MiB.
+    assert [cpu_quantity(c) for c in (2, 7.3, 0.05)] == ["2", "7300m", "50m"]
+    assert [memory_quantity(m) for m in (4, 26.75, 0.375)] == ["4Gi", "27392Mi", "384Mi"]
 
 
 def test_on_openshift_the_node_keeps_its_system_reserved_share() -> None:
