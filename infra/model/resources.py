@@ -14,11 +14,17 @@ is the request).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.errors import ConfigError
-from spark_sizing.allocatable import node_sizing, openshift_allocatable
+from spark_sizing.allocatable import (
+    SIDECAR_CPU,
+    SIDECAR_MEMORY_GIB,
+    node_sizing,
+    openshift_allocatable,
+)
 from spark_sizing.contract import NodeSizing
 from spark_sizing.formulas import SizingParameters
 from spark_sizing.profiles import BUILT_IN_PROFILES
@@ -69,6 +75,13 @@ INIT_STEP = ContainerSize(cpu=0.1, cpu_limit=1.0, memory_gib=0.5)
 ADMIN_JOB = ContainerSize(cpu=0.25, cpu_limit=1.0, memory_gib=0.5)
 # HAProxy passes TLS through (no termination): one core carries the router's sized capacity.
 HAPROXY = ContainerSize(cpu=1.0, cpu_limit=2.0, memory_gib=1.0)
+# A container beside a Kafka server for the pod's life (`keystore-reloader`, a voter's
+# `quorum-membership`): mostly asleep, so a small request, which the sizing leaves room for
+# (spark_sizing/allocatable.py); the limit lets a Kafka tool start without crawling.
+SIDECAR = ContainerSize(cpu=SIDECAR_CPU, cpu_limit=0.5, memory_gib=SIDECAR_MEMORY_GIB)
+# A Kafka tool's JVM in a sidecar, held to a small heap so heap and non-heap fit its memory
+# (the tools' default heap is 256 MiB, too much beside the JVM's own share in 375 MiB).
+SIDECAR_TOOL_HEAP = "-Xmx128m"
 
 
 def server_resources(c: StackConfig, cpu: float, memory_gib: float) -> dict[str, Any]:
@@ -127,8 +140,32 @@ def _reservations(c: StackConfig) -> str:
     return f"the EKS AMI's kube-reserved ({table})"
 
 
+def sidecars(c: StackConfig, role: str) -> int:
+    """How many sidecars run beside the server of a `role` pod ("broker", "kraft" or
+    "zookeeper"): every Kafka node has a `keystore-reloader`, every KRaft voter a
+    `quorum-membership`, so a broker has 1 (2 when it is also a voter: `quorum.combined`), a
+    dedicated KRaft controller 2, a ZooKeeper server none."""
+    if role == "zookeeper":
+        return 0
+    if role == "kraft":
+        return 2
+    if role == "broker":
+        return 1 + (1 if c.quorum.kind == "kraft" and c.quorum.combined else 0)
+    raise ValueError(f"unknown pod role {role!r}")
+
+
+def _at_most(free: float) -> str:
+    """A figure to request that fits: rounded down, so 27.255 reads 27.25, never 27.26."""
+    return f"{math.floor(round(free * 100, 6)) / 100:.2f}"
+
+
+def _sidecars_share(count: int, each: float) -> str:
+    return f" and {count * each:g} to the pod's sidecars ({count} × {each:g})" if count else ""
+
+
 def check(c: StackConfig) -> None:
-    """Refuse requests no node of the sized profile can allocate (the pod would stay Pending)."""
+    """Refuse requests no node of the sized profile can allocate beside its daemon sets and the
+    pod's sidecars (the pod would stay Pending)."""
     broker = broker_request(c)
     broker_key = {
         "cpu": "resources.broker_cpu" if c.resources.broker_cpu else "sizing.cluster.broker.cpu",
@@ -164,22 +201,25 @@ def check(c: StackConfig) -> None:
             )
         if n is None:
             continue
-        free_cpu = n.allocatable_cpu - n.daemonset_cpu
-        free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib
+        # The server shares its pod with its sidecars: their requests add to the pod's.
+        count = sidecars(c, role)
+        free_cpu = n.allocatable_cpu - n.daemonset_cpu - count * SIDECAR_CPU
+        free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib - count * SIDECAR_MEMORY_GIB
         profile = c.sizing.cluster.profile
         on = f"a {profile} node on {c.platform}"
         if cpu > free_cpu + _EPSILON:
             raise ConfigError(
                 f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: {on} "
                 f"allocates {n.allocatable_cpu:g} of its {n.cpu:g} after {_reservations(c)}, "
-                f"{n.daemonset_cpu:g} of them to daemon sets (resources.daemonset_cpu); "
-                f"request at most {free_cpu:.2f} or size for a larger profile"
+                f"{n.daemonset_cpu:g} of them to daemon sets (resources.daemonset_cpu)"
+                f"{_sidecars_share(count, SIDECAR_CPU)}; request at most {_at_most(free_cpu)} or "
+                "size for a larger profile"
             )
         if memory > free_memory + _EPSILON:
             raise ConfigError(
                 f"kafkastack:{key['memory']}: {memory:g} GiB per {role} cannot be scheduled: "
                 f"{on} allocates {n.allocatable_memory_gib:g} of its {n.memory_gib:g} GiB after "
                 f"{_reservations(c)}, {n.daemonset_memory_gib:g} of them to daemon sets "
-                f"(resources.daemonset_memory_gib); request at most {free_memory:.2f} or size "
-                "for a larger profile"
+                f"(resources.daemonset_memory_gib){_sidecars_share(count, SIDECAR_MEMORY_GIB)}; "
+                f"request at most {_at_most(free_memory)} or size for a larger profile"
             )

@@ -1,7 +1,8 @@
 """Pod requests fit what a node of the sized profile can allocate; the limits policy.
 
 m5.2xlarge by hand: 8 vCPUs − EKS kube-reserved (0.06 + 0.01 + 2 × 0.005 + 4 × 0.0025 = 0.09)
-= 7.91 allocatable, 0.5 to daemon sets: a broker may request 7.41.
+= 7.91 allocatable, 0.5 to daemon sets, 0.05 to each sidecar in the pod (a broker beside
+dedicated controllers has one, its keystore-reloader): a broker may request 7.36.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from infra.model import resources, workloads
 from infra.model.cluster import ClusterModel
 from infra.model.desired import desired_state
 from infra.model.resources import cpu_quantity, memory_quantity
-from tests.infra.conftest import base_values, sizing_cluster
+from spark_sizing.allocatable import SIDECAR_CPU, SIDECAR_MEMORY_GIB
+from tests.infra.conftest import base_values, config_of, sizing_cluster
 
 
 def sizing(**cluster: Any) -> dict[str, Any]:
@@ -36,14 +38,15 @@ BROKER = sizing_cluster()["broker"]
 def test_a_broker_requesting_every_vcpu_of_its_node_is_refused() -> None:
     message = refusal(sizing=sizing(broker={**BROKER, "cpu": 8.0}))
     assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
-    assert "allocates 7.91 of its 8" in message and "at most 7.41" in message
+    assert "allocates 7.91 of its 8" in message and "at most 7.36" in message
 
 
 def test_memory_beyond_allocatable_is_refused() -> None:
-    # 32 GiB × (1 − 0.075) − (255 + 11 × 58 + 100) MiB = 28.63 GiB; 1 GiB to daemon sets.
+    # 32 GiB × (1 − 0.075) − (255 + 11 × 58 + 100) MiB = 28.63 GiB; 1 GiB to daemon sets and
+    # 0.375 to the keystore-reloader: 27.255, said rounded down so that it fits.
     message = refusal(sizing=sizing(broker={**BROKER, "memory_gib": 28.0}))
     assert message.startswith("kafkastack:sizing.cluster.broker.memory_gib:")
-    assert "at most 27.63" in message
+    assert "at most 27.25 " in message
 
 
 def test_an_override_is_named_when_it_does_not_fit() -> None:
@@ -66,7 +69,8 @@ def test_the_sized_node_wins_over_the_profile_table() -> None:
         "daemonset_memory_gib": 1.0,
     }
     message = refusal(sizing=sizing(node=node))
-    assert "kafkastack:sizing.cluster.broker.cpu" in message and "at most 5.50" in message
+    # 6.0 − 0.5 − 0.05: the sized 7.3 vCPUs do not fit.
+    assert "kafkastack:sizing.cluster.broker.cpu" in message and "at most 5.45" in message
 
 
 def test_a_custom_profile_needs_its_node_figures() -> None:
@@ -128,29 +132,32 @@ def test_quantities_are_written_as_the_api_server_stores_them() -> None:
 
 
 def test_on_openshift_the_node_keeps_its_system_reserved_share() -> None:
-    # OpenShift: 8 − 500m system-reserved = 7.5 vCPUs, 0.5 to daemon sets; the sizing's EKS
-    # figures (7.91) would have let 7.4 through, and the pod would stay Pending.
+    # OpenShift: 8 − 500m system-reserved = 7.5 vCPUs, 0.5 to daemon sets, 0.05 to the
+    # keystore-reloader; the sizing's EKS figures (7.91) would have let 7.3 through, and the
+    # pod would stay Pending.
     message = refusal(platform="openshift", external={"mode": "route"})
     assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
-    assert "on openshift allocates 7.5 of its 8" in message and "at most 7.00" in message
+    assert "on openshift allocates 7.5 of its 8" in message and "at most 6.95" in message
 
 
 def test_on_openshift_memory_is_what_system_reserved_and_eviction_leave() -> None:
-    # 32 GiB × 0.925 − 1 GiB − 100 MiB = 28.50 GiB; 1 GiB to daemon sets.
+    # 32 GiB × 0.925 − 1 GiB − 100 MiB = 28.502 GiB; 1 GiB to daemon sets, 0.375 to the
+    # keystore-reloader: 27.127.
     message = refusal(
         platform="openshift",
         external={"mode": "route"},
-        resources={"broker_cpu": 6.9, "broker_memory_gib": 27.75},
+        resources={"broker_cpu": 6.9, "broker_memory_gib": 27.5},
     )
     assert message.startswith("kafkastack:resources.broker_memory_gib:")
-    assert "at most 27.50" in message
+    assert "at most 27.12 " in message
 
 
 def test_the_daemon_sets_share_is_a_stack_setting() -> None:
     message = refusal(resources={"daemonset_cpu": 1.0})
     assert message.startswith("kafkastack:sizing.cluster.broker.cpu:")
     assert "1 of them to daemon sets (resources.daemonset_cpu)" in message
-    assert "at most 6.91" in message
+    # 7.91 − 1 − 0.05 for the keystore-reloader.
+    assert "at most 6.86" in message
 
 
 @pytest.mark.parametrize("environment", ["staging", "prod"])
@@ -159,5 +166,42 @@ def test_the_production_stacks_fit_their_platforms_nodes(environment: str, repo_
     n = resources.node(config)
     assert n is not None
     request = resources.broker_request(config)
-    assert request.cpu <= n.allocatable_cpu - n.daemonset_cpu
-    assert request.memory_gib <= n.allocatable_memory_gib - n.daemonset_memory_gib
+    count = resources.sidecars(config, "broker")
+    assert count == 1  # dedicated KRaft controllers: the keystore-reloader only
+    assert request.cpu <= n.allocatable_cpu - n.daemonset_cpu - count * SIDECAR_CPU
+    free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib - count * SIDECAR_MEMORY_GIB
+    assert request.memory_gib <= free_memory
+
+
+def test_a_request_that_fits_only_without_the_sidecars_is_refused() -> None:
+    # The sizing before the sidecars: 7.4 vCPUs and 27.5 GiB fit 7.91 − 0.5 = 7.41 and
+    # 28.63 − 1 = 27.63, not what the broker's keystore-reloader (0.05, 0.375) leaves.
+    message = refusal(sizing=sizing(broker={**BROKER, "cpu": 7.4}))
+    assert message.startswith("kafkastack:sizing.cluster.broker.cpu: 7.4 vCPUs per broker")
+    assert "and 0.05 to the pod's sidecars (1 × 0.05); request at most 7.36" in message
+    message = refusal(sizing=sizing(broker={**BROKER, "memory_gib": 27.5}))
+    assert message.startswith("kafkastack:sizing.cluster.broker.memory_gib: 27.5 GiB per broker")
+    assert "and 0.375 to the pod's sidecars (1 × 0.375); request at most 27.25 " in message
+
+
+def test_a_combined_broker_leaves_room_for_both_sidecars() -> None:
+    # Also a voter: keystore-reloader and quorum-membership. 7.35 fits beside one (7.36), not
+    # beside two (7.91 − 0.5 − 0.1 = 7.31).
+    message = refusal("dev", quorum={"combined": True}, resources={"broker_cpu": 7.35})
+    assert message.startswith("kafkastack:resources.broker_cpu:")
+    assert "and 0.1 to the pod's sidecars (2 × 0.05); request at most 7.31" in message
+
+
+def test_a_controller_has_two_sidecars_and_a_zookeeper_server_none() -> None:
+    quorum = {**sizing_cluster()["quorum"], "cpu": 7.4}
+    message = refusal(sizing=sizing(quorum=quorum))
+    assert message.startswith("kafkastack:sizing.cluster.quorum.cpu: 7.4 vCPUs per kraft")
+    assert "(2 × 0.05); request at most 7.31" in message
+    # The same 7.4 vCPUs fit a ZooKeeper server's pod, which has no sidecar: 7.91 − 0.5.
+    zookeeper = config_of(
+        quorum={"kind": "zookeeper", "nodes": 3},
+        kafka_version="3.9.1",
+        sizing=sizing(quorum=quorum),
+    )
+    assert resources.sidecars(zookeeper, "zookeeper") == 0
+    assert resources.sidecars(zookeeper, "broker") == 1
