@@ -100,3 +100,25 @@ def sign(
         builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
     cert = builder.sign(authority.key, hashes.SHA256())
     return pem_key(key), cert.public_bytes(serialization.Encoding.PEM)
+
+
+# cert-manager's `additionalOutputFormats: CombinedPEM`: the key, then the chain, in one key.
+COMBINED_PEM = "tls-combined.pem"
+
+
+def secret_data(
+    authority: Authority, key_pem: bytes, cert_pem: bytes, combined: bool
+) -> dict[str, bytes]:
+    """What cert-manager writes into a Certificate's Secret: `tls.crt`, `tls.key`, `ca.crt`,
+    and `tls-combined.pem` when the Certificate asks for the CombinedPEM output format."""
+    data = {"tls.crt": cert_pem, "tls.key": key_pem, "ca.crt": authority.pem}
+    if combined:
+        data[COMBINED_PEM] = key_pem + cert_pem
+    return data
+
+
+def asks_combined_pem(spec: dict[str, object]) -> bool:
+    """Whether a Certificate's spec asks cert-manager for the CombinedPEM output format."""
+    formats = spec.get("additionalOutputFormats") or []
+    assert isinstance(formats, list)
+    return any(isinstance(f, dict) and f.get("type") == "CombinedPEM" for f in formats)

@@ -7,6 +7,7 @@ an authorizer that denies what no ACL allows. Turning one of them off there is r
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -55,6 +56,56 @@ class IssuerConfig(StrictModel):
         return self
 
 
+def duration_minutes(text: str) -> int:
+    """Minutes in a cert-manager duration written in hours and/or minutes (`2160h`, `1h30m`)."""
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", text)
+    if not text or match is None:
+        raise ValueError(f"{text!r} is not a duration: write hours and minutes, e.g. 2160h or 90m")
+    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+
+# cert-manager refuses a Certificate shorter than this, and a renewal closer to expiry than that.
+CERT_MANAGER_MINIMUM_MINUTES = 60
+CERT_MANAGER_MINIMUM_RENEW_MINUTES = 5
+
+
+class CertificatesConfig(StrictModel):
+    """The nodes' certificates: how long they live and when cert-manager renews them. Each
+    Kafka pod's keystore reloader makes the running node serve a renewed one within a minute or
+    two of the renewal (infra/model/certificate_reload.py), without a restart."""
+
+    duration: str = Field(default="2160h", description="lifetime; cert-manager's minimum is 1h")
+    renew_before: str = Field(
+        default="360h",
+        description="cert-manager renews this long before the certificate expires (at least 5m)",
+    )
+
+    @property
+    def duration_minutes(self) -> int:
+        return duration_minutes(self.duration)
+
+    @property
+    def renew_before_minutes(self) -> int:
+        return duration_minutes(self.renew_before)
+
+    @model_validator(mode="after")
+    def _renewed_before_expiry(self) -> CertificatesConfig:
+        if self.duration_minutes < CERT_MANAGER_MINIMUM_MINUTES:
+            raise ValueError(
+                f"duration {self.duration} is under cert-manager's minimum: use 1h or more"
+            )
+        if (
+            not CERT_MANAGER_MINIMUM_RENEW_MINUTES
+            <= self.renew_before_minutes
+            < self.duration_minutes
+        ):
+            raise ValueError(
+                f"renew_before {self.renew_before} must be at least 5m (cert-manager's minimum) "
+                f"and shorter than duration {self.duration}"
+            )
+        return self
+
+
 class AclConfig(StrictModel):
     """One grant for a declared user, applied by the ACL Job with kafka-acls.sh."""
 
@@ -79,6 +130,7 @@ class SecurityConfig(StrictModel):
     admin_user: str = Field(default="admin", description="super user the ACL Job acts as")
     acls: list[AclConfig] = Field(default_factory=list)
     issuer: IssuerConfig = IssuerConfig()
+    certificates: CertificatesConfig = CertificatesConfig()
     allow_insecure_listeners: bool = Field(
         default=False,
         description="outside local/dev, accept a plaintext or unauthenticated listener anyway",

@@ -4,10 +4,13 @@ No cert-manager runs on the local cluster (nothing can be pulled, and building a
 is not done yet), yet the brokers' and controllers' pods mount the Secrets their `Certificate`s
 name and do not start without them. While `provision()` runs `pulumi up`, `LocalIssuer` writes
 each of those Secrets as cert-manager would (type `kubernetes.io/tls`, keys `tls.crt`, `tls.key`
-as unencrypted PKCS#8, `ca.crt`), signed by one CA per cluster kept in the cluster's folder, for
-the names and addresses the Certificate lists. What it does not do: renew, or follow the issuer
-a Certificate names (every one is signed by the cluster's CA). The Certificates stay declared,
-so a real cluster's cert-manager is unaffected.
+as unencrypted PKCS#8, `ca.crt`, and `tls-combined.pem` when the Certificate asks for the
+CombinedPEM output), valid for the Certificate's `duration`, signed by one CA per cluster kept
+in the cluster's folder, for the names and addresses the Certificate lists. `renew()` issues
+them anew, as cert-manager does when a certificate reaches its renewal time (or `cmctl renew`
+asks): the proofs call it instead of waiting `renew_before`. What it does not do: renew on its
+own, or follow the issuer a Certificate names (every one is signed by the cluster's CA). The
+Certificates stay declared, so a real cluster's cert-manager is unaffected.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import yaml
 
 from infra import pki
 from infra.localcluster.control_plane import LocalKubernetes
+from infra.security_config import duration_minutes
 
-VALIDITY = datetime.timedelta(days=90)  # the Certificates' own duration (2160h)
+CA_VALIDITY = datetime.timedelta(days=900)
 
 
 class LocalCA:
@@ -34,7 +38,7 @@ class LocalCA:
         cert_file, key_file = folder / "ca.crt", folder / "ca.key"
         if not (cert_file.is_file() and key_file.is_file()):
             folder.mkdir(parents=True, exist_ok=True)
-            created = pki.new_authority("kafkastack local CA", 10 * VALIDITY)
+            created = pki.new_authority("kafkastack local CA", CA_VALIDITY)
             key_file.write_bytes(created.key_pem)
             key_file.chmod(0o600)
             cert_file.write_bytes(created.pem)
@@ -56,12 +60,11 @@ class LocalCA:
             spec.get("commonName", dns[0]),
             dns,
             list(spec.get("ipAddresses", [])),
-            VALIDITY,
+            datetime.timedelta(minutes=duration_minutes(spec["duration"])),
             usages=list(spec.get("usages", [])),
         )
-        return _tls_secret(
-            certificate, {"tls.crt": cert_pem, "tls.key": key_pem, "ca.crt": self.pem}
-        )
+        data = pki.secret_data(self.authority, key_pem, cert_pem, pki.asks_combined_pem(spec))
+        return _tls_secret(certificate, data)
 
 
 def _tls_secret(certificate: dict[str, Any], data: dict[str, bytes]) -> dict[str, Any]:
@@ -76,6 +79,14 @@ def _tls_secret(certificate: dict[str, Any], data: dict[str, bytes]) -> dict[str
         },
         "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
     }
+
+
+def renew(kube: LocalKubernetes, certificates: list[dict[str, Any]]) -> None:
+    """Every Certificate's Secret issued anew now (new key, new serial), as cert-manager writes
+    it on renewal: the kubelets then swap the mounted files of the pods using it."""
+    ca = LocalCA(kube.workdir / "local-ca")
+    documents = yaml.safe_dump_all([ca.secret(c) for c in certificates], sort_keys=False)
+    kube.kubectl("apply", "--server-side", "-f", "-", stdin=documents)
 
 
 class LocalIssuer:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
-from infra.model.paths import METADATA_DIR, TLS_DIR
+from infra.model.paths import KEYSTORE_FILE, METADATA_DIR, TRUSTSTORE_FILE
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
@@ -52,6 +53,22 @@ def _security_protocols(model: ClusterModel) -> dict[str, str]:
     if c.external.mode != "none":
         protocols["EXTERNAL"] = "SASL_SSL" if c.security.client_auth == "scram-sha-512" else "SSL"
     return protocols
+
+
+def listener_protocols(model: ClusterModel, node: Node) -> dict[str, str]:
+    """The listeners `node` serves and the security protocol of each."""
+    protocols = _security_protocols(model)
+    if node.role == labels.CONTROLLER:
+        return {"CONTROLLER": protocols["CONTROLLER"]}
+    served = [*protocols.keys()]
+    if not (model.config.quorum.combined and model.config.quorum.kind == "kraft"):
+        served.remove("CONTROLLER")
+    return {name: protocols[name] for name in served}
+
+
+def tls_listeners(model: ClusterModel, node: Node) -> list[str]:
+    """The listeners of `node` that serve its certificate."""
+    return [name for name, protocol in listener_protocols(model, node).items() if "SSL" in protocol]
 
 
 class BrokerConfig:
@@ -162,8 +179,8 @@ class BrokerConfig:
                 values[f"listener.name.{listener}.scram-sha-512.sasl.jaas.config"] = (
                     "org.apache.kafka.common.security.scram.ScramLoginModule required;"
                 )
-        # PEM files mounted from a cert-manager Secret (tls.crt, tls.key, ca.crt): any
-        # certificate source that writes those three files works.
+        # PEM files of the node's cert-manager Secret (tls-combined.pem, ca.crt): any
+        # certificate source that writes those two keys works.
         values.update({**pem_files(), "ssl.endpoint.identification.algorithm": "https"})
         if c.security.replication_tls:
             # Brokers and controllers authenticate each other with certificates (mTLS).
@@ -186,12 +203,12 @@ class BrokerConfig:
 
 
 def pem_files() -> dict[str, object]:
-    """The node's keystore and truststore: PEM files assembled from the cert-manager Secret."""
+    """The node's keystore and truststore: PEM files of its cert-manager Secret, as mounted."""
     return {
         "ssl.keystore.type": "PEM",
-        "ssl.keystore.location": f"{TLS_DIR}/keystore.pem",
+        "ssl.keystore.location": KEYSTORE_FILE,
         "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": f"{TLS_DIR}/ca.crt",
+        "ssl.truststore.location": TRUSTSTORE_FILE,
     }
 
 
@@ -234,7 +251,7 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     """A dedicated KRaft controller: binds and advertises only the replication network."""
     p = model.ports
     builder = PropertiesBuilder()
-    protocol = "SSL" if model.config.security.replication_tls else "PLAINTEXT"
+    protocol = listener_protocols(model, node)["CONTROLLER"]
     builder.section("identity", {"process.roles": "controller", "node.id": node.node_id})
     builder.section("rack awareness", {"broker.rack": node.zone})
     builder.section(

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model.broker_config import listener_protocols
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
-from infra.model.resources import INIT_STEP
+from infra.model.resources import SIDECAR, SIDECAR_TOOL_HEAP
 
 RECORD_VOLUME = "quorum-record"
 RECORD_DIR = "/etc/kafka/quorum-record"  # the birth record, when it exists
@@ -82,10 +83,6 @@ def voter_format_script(format_command: str, birth_flags: str) -> str:
     )
 
 
-def controller_protocol(model: ClusterModel) -> str:
-    return "SSL" if model.config.security.replication_tls else "PLAINTEXT"
-
-
 def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
     """The membership container's script (see the module docstring); it ends sleeping, ready."""
     node_id = node.node_id
@@ -113,7 +110,7 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         # needs to reach the controllers' listener: add-controller reads both from one file.
         f"admin={STATE_DIR}/admin.properties",
         f"{{ cat {CONFIG_DIR}/{config_file}; "
-        f'echo security.protocol={controller_protocol(model)}; }} > "$admin"',
+        f'echo security.protocol={listener_protocols(model, node)["CONTROLLER"]}; }} > "$admin"',
         f'quorum() {{ {tool} --command-config "$admin" "$@"; }}',
         f"me=$(sed -n 's/^directory.id=//p' {METADATA_DIR}/meta.properties)",
         # A directory of the initial set is a voter from the quorum's first record: ready
@@ -158,9 +155,12 @@ def membership_container(
         "name": CONTAINER,
         "image": image,
         "command": ["sh", "-c", membership_script(model, node, config_file)],
-        "resources": INIT_STEP.manifest(),
-        # The image's scripts write their own logs there; its default may not be writable.
-        "env": [{"name": "LOG_DIR", "value": STATE_DIR}],
+        "resources": SIDECAR.manifest(),
+        "env": [
+            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
+            # The image's scripts write their own logs there; its default may not be writable.
+            {"name": "LOG_DIR", "value": STATE_DIR},
+        ],
         "volumeMounts": mounts,
         "readinessProbe": {
             "exec": {"command": ["test", "-f", VOTER_FILE]},

@@ -7,7 +7,11 @@ CONFIG_DIR = "/etc/kafka/config"  # the node's ConfigMap, read-only
 # its default, /opt/kafka/logs, belongs to the image's user, and on OpenShift the pod runs as
 # another uid, and the JVM refuses to start when it cannot open its GC log.
 SCRIPT_LOG_DIR = "/var/log/kafka"
-TLS_DIR = "/etc/kafka/tls"  # keystore assembled at start from the cert-manager Secret
+# The node's cert-manager Secret, mounted as it is: the kubelet swaps in each renewal, and the
+# certificate-reload CronJob makes Kafka load it (a copy made at start would never follow).
+TLS_DIR = "/etc/kafka/tls"
+KEYSTORE_FILE = f"{TLS_DIR}/tls-combined.pem"  # key and chain (cert-manager's CombinedPEM)
+TRUSTSTORE_FILE = f"{TLS_DIR}/ca.crt"
 METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
 # ZooKeeper's ConfigMap (zoo.cfg, logging, JAAS); ZOOCFGDIR names it to the image's scripts.
 ZK_CONFIG_DIR = "/etc/zookeeper/conf"

@@ -18,13 +18,23 @@ from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
 
+def _lifetime(model: ClusterModel) -> dict[str, str]:
+    """`duration` and `renewBefore` from `security.certificates`; cert-manager takes the same
+    notation (hours and minutes)."""
+    certificates = model.config.security.certificates
+    return {"duration": certificates.duration, "renewBefore": certificates.renew_before}
+
+
 def certificate(model: ClusterModel, node: Node) -> dict[str, Any]:
     dns = certificate_dns_names(model, node)
     spec: dict[str, Any] = {
         "secretName": model.names.tls_secret(node.workload),
         "dnsNames": dns,
-        "duration": "2160h",
-        "renewBefore": "360h",
+        **_lifetime(model),
+        # Kafka's PEM keystore is one file, key then chain: cert-manager writes it as
+        # `tls-combined.pem` beside the usual keys, and rewrites it on every renewal, so the
+        # Secret is mounted as it is and the node reloads that file (certificate_reload.py).
+        "additionalOutputFormats": [{"type": "CombinedPEM"}],
         # Kafka's PEM keystore reads unencrypted PKCS#8 keys.
         "privateKey": {
             "algorithm": "ECDSA",
@@ -126,8 +136,7 @@ def admin_certificate(model: ClusterModel) -> dict[str, Any] | None:
         {
             "secretName": model.names.admin_tls_secret,
             "commonName": model.config.security.admin_user,
-            "duration": "2160h",
-            "renewBefore": "360h",
+            **_lifetime(model),
             "privateKey": {"algorithm": "ECDSA", "size": 256, "encoding": "PKCS8"},
             "usages": ["client auth"],
             "issuerRef": issuer_ref(model),

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import labels, membership, metrics, templating, zookeeper_auth
+from infra.model import (
+    certificate_reload,
+    labels,
+    membership,
+    metrics,
+    templating,
+    zookeeper_auth,
+)
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
 from infra.model.nodes import Node
@@ -29,6 +36,8 @@ from infra.model.resources import INIT_STEP, server_resources
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
+
+TLS_FILE_MODE = 0o440  # owner and group (fsGroup) read
 
 
 def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
@@ -67,37 +76,25 @@ def _tls_volumes(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes = [
         *metrics.agent_volumes(model),
-        {"name": "tls-source", "secret": {"secretName": model.names.tls_secret(node.workload)}},
-        {"name": "tls", "emptyDir": {"medium": "Memory"}},
+        # Mounted whole (no subPath), so the kubelet swaps in what cert-manager renews. Read
+        # by the pod's group only (fsGroup): the key is in it.
+        {
+            "name": "tls",
+            "secret": {
+                "secretName": model.names.tls_secret(node.workload),
+                "defaultMode": TLS_FILE_MODE,
+            },
+        },
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
         {"name": "script-logs", "emptyDir": {}},
     ]
     mounts = [
         *metrics.agent_mounts(model),
-        {"name": "tls", "mountPath": TLS_DIR},
+        {"name": "tls", "mountPath": TLS_DIR, "readOnly": True},
         {"name": "config", "mountPath": CONFIG_DIR},
         {"name": "script-logs", "mountPath": SCRIPT_LOG_DIR},
     ]
     return volumes, mounts
-
-
-def _keystore_init(image: str) -> dict[str, Any]:
-    # Kafka's PEM keystore wants the key and its chain in one file; cert-manager writes them
-    # apart. Nothing else is rewritten at start: the properties are used as rendered.
-    return {
-        "name": "keystore",
-        "image": image,
-        "command": [
-            "sh",
-            "-c",
-            f"cat /tls-source/tls.key /tls-source/tls.crt > {TLS_DIR}/keystore.pem "
-            f"&& cp /tls-source/ca.crt {TLS_DIR}/ca.crt",
-        ],
-        "volumeMounts": [
-            {"name": "tls-source", "mountPath": "/tls-source", "readOnly": True},
-            {"name": "tls", "mountPath": TLS_DIR},
-        ],
-    }
 
 
 def _format_storage_init(
@@ -210,7 +207,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "volumeMounts": mounts,
         **kafka_probes(model, node),
     }
-    init = [*metrics.agent_init(model, image), _keystore_init(image)]
+    init = metrics.agent_init(model, image)
     containers = [container]
     if model.metadata.brokers_format_storage:
         format_mounts = mounts
@@ -226,6 +223,11 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
                 )
             )
         init.append(_format_storage_init(model, node, image, config_file, format_mounts))
+    if certificate_reload.reloads(model, node):
+        tls_mount = next(m for m in mounts if m["name"] == "tls")
+        reloader, reloader_state = certificate_reload.reloader(model, node, image, tls_mount)
+        containers.append(reloader)
+        volumes.append(reloader_state)
     if c.quorum.kind == "zookeeper":
         jaas_volume, jaas_mount = zookeeper_auth.jaas_volume(model, node.role)
         volumes.append(jaas_volume)

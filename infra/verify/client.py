@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import sys
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     NewTopic,
     ResourceType,
 )
+from cryptography import x509
 
 
 def _base(req: dict[str, Any]) -> dict[str, Any]:
@@ -250,6 +252,23 @@ def plaintext_probe(req: dict[str, Any]) -> dict[str, Any]:
         return {"answered": False, "error": type(err).__name__}
 
 
+def served_certificate(req: dict[str, Any]) -> dict[str, Any]:
+    """The certificate a TLS port serves, checked against the CA (`ca`) and for `host` as the
+    peer dials it; `certificate`/`key` are presented where the listener asks for a client one."""
+    context = ssl.create_default_context(cafile=req["ca"])
+    if req.get("certificate"):
+        context.load_cert_chain(req["certificate"], req["key"])
+    with (
+        socket.create_connection((req["host"], req["port"]), timeout=10) as sock,
+        context.wrap_socket(sock, server_hostname=req["host"]) as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None  # a verified handshake always has the peer's certificate
+    served = x509.load_der_x509_certificate(der)
+    expiry = served.not_valid_after_utc.isoformat()
+    return {"serial": str(served.serial_number), "not_after": expiry}
+
+
 OPERATIONS = {
     f.__name__: f
     for f in (
@@ -262,6 +281,7 @@ OPERATIONS = {
         alter_configs,
         describe_configs,
         plaintext_probe,
+        served_certificate,
     )
 }
 

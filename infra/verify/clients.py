@@ -118,15 +118,19 @@ class ClientAccess:
             raise VerifyError(f"GET {url}: {fetched.stderr.strip()}")
         return fetched.stdout
 
-    def client_process(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        proc = self.spawn_client(request)
+    def client_process(
+        self, request: dict[str, Any], timeout: float, host: Host | None = None
+    ) -> dict[str, Any]:
+        """`host`: the test host to run on (a node's, to reach its peers' second network); by
+        default the client host."""
+        proc = self.spawn_client(request, host=host)
         out, err = proc.communicate(timeout=timeout)
         if proc.returncode != 0:
             raise VerifyError(f"client {request['op']} failed: {err.decode()[-1500:]}")
         return dict(json.loads(out.decode().strip().splitlines()[-1]))
 
     def spawn_client(
-        self, request: dict[str, Any], external: bool = False
+        self, request: dict[str, Any], external: bool = False, host: Host | None = None
     ) -> subprocess.Popen[bytes]:
         request.setdefault("bootstrap", self.external_bootstrap if external else self.bootstrap)
         request.setdefault(
@@ -137,7 +141,7 @@ class ClientAccess:
                 "ip",
                 "netns",
                 "exec",
-                self.client_host.namespace,
+                (host or self.client_host).namespace,
                 sys.executable,
                 "-m",
                 "infra.verify.client",

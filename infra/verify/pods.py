@@ -15,10 +15,12 @@ jar from the rendered Maven repository into the pod's emptyDir, checks its sha25
 loads what it fetched. With `jmx_agent: bundled` the image holds the agent: the harness mounts
 the pinned jar scripts/kafka/fetch.sh cached at the path the image has it.
 
-The pod's further containers (a KRaft voter's `quorum-membership`) run as rendered too, beside
-the node's process, in the same namespaces; their exec readiness probes are run as declared.
+The pod's further containers (a KRaft voter's `quorum-membership`, every Kafka node's
+`keystore-reloader`) run as rendered too, beside the node's process, in the same namespaces;
+their exec readiness probes are run as declared.
 
-Not run here: the keystore init container (the harness issues PEM files itself).
+Certificate Secrets are cert-manager's to write: the harness issues their files itself
+(`certificates.py`) and mounts them where the pod mounts the Secret.
 """
 
 from __future__ import annotations
@@ -30,15 +32,19 @@ from typing import Any
 import yaml
 
 from infra.image_config import JMX_AGENT_VERSION
-from infra.model import membership
+from infra.model import certificate_reload, membership
 from infra.toolchain import cache_dir
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
 # The pod's volumes the harness lays out from the manifest (the others, config, TLS, data and
 # the agent, it maps itself): the voters' birth record (an optional ConfigMap, which exists only
-# once created) and their membership container's emptyDir.
-POD_VOLUMES = (membership.RECORD_VOLUME, membership.STATE_VOLUME)
+# once created), their membership container's emptyDir and the keystore reloader's.
+POD_VOLUMES = (
+    membership.RECORD_VOLUME,
+    membership.STATE_VOLUME,
+    certificate_reload.STATE_VOLUME,
+)
 # Init containers that reach outside the cluster (the JMX agent from its Maven repository): the
 # harness's networks have no route out, so they get the host's network (a pod's egress through
 # its node), still in a mount namespace of their own with the pod's volumes.

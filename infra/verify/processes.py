@@ -9,6 +9,7 @@ its TLS files, its data dirs and the JMX agent at the container paths they name.
 from __future__ import annotations
 
 import atexit
+import datetime
 import json
 import os
 import secrets
@@ -198,21 +199,20 @@ class ProcessCluster(ClientAccess, PodSteps):
 
     # ----- preparation ----------------------------------------------------------------------
     def _issue_certificates(self) -> None:
-        authority = certificates.new_authority()
+        self.authority = certificates.new_authority()
         self.ca_file = self.workdir / "ca.crt"
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.ca_file.write_bytes(authority.pem)
-        self.admin_tls = certificates.issue_admin(authority, self.topology, self.workdir)
+        self.ca_file.write_bytes(self.authority.pem)
+        self.admin_tls = certificates.issue_admin(self.authority, self.topology, self.workdir)
+        self.renew_certificates()
+
+    def renew_certificates(self, validity: datetime.timedelta = certificates.VALIDITY) -> None:
+        """Every node's Secret anew (new key, new serial), as cert-manager renews it."""
         for node in self.nodes:
-            # The names and addresses the rendered Certificate asks cert-manager for.
-            wanted = node.entry["certificate"]
-            certificates.issue(
-                authority,
-                wanted["common_name"],
-                wanted["dns_names"],
-                wanted["ip_addresses"],
-                node.workdir / "tls",
-            )
+            if node.role != "zookeeper":
+                certificates.issue(
+                    self.authority, node.entry["certificate"], node.workdir / "tls", validity
+                )
 
     def _mounts(self, node: Node) -> list[tuple[Path, str]]:
         """(host directory, container path) pairs, the config one being the rendered folder."""

@@ -53,7 +53,7 @@ def test_a_voter_formats_the_initial_set_only_without_a_birth_record() -> None:
 def test_brokers_neither_read_the_record_nor_run_the_membership_container() -> None:
     model = ClusterModel.from_config(config_of())
     spec = pod(model, 0, role="broker")
-    assert [c["name"] for c in spec["containers"]] == ["kafka"]
+    assert "quorum-membership" not in [c["name"] for c in spec["containers"]]
     assert membership.RECORD_VOLUME not in {v["name"] for v in spec["volumes"]}
     assert format_script(spec).endswith("--ignore-formatted --no-initial-controllers")
 

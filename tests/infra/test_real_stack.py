@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from infra import pki
 from infra.config import load_stack
 from infra.localcluster import images
 from infra.localcluster.control_plane import (
@@ -24,6 +26,7 @@ from infra.localcluster.provision import second_network_routers
 from infra.localcluster.real_stack import BROKERS, ZOOKEEPER_SERVERS, write_real_node_stack
 from infra.model.cluster import ClusterModel
 from infra.model.security import certificates
+from infra.security_config import duration_minutes
 
 
 def _variant(repo_root: Path, tmp_path: Path) -> Path:
@@ -135,9 +138,14 @@ def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_
     assert secret["type"] == "kubernetes.io/tls"
     assert secret["metadata"]["name"] == certificate["spec"]["secretName"]
     data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
-    assert set(data) == {"tls.crt", "tls.key", "ca.crt"}
+    assert set(data) == {"tls.crt", "tls.key", "ca.crt", "tls-combined.pem"}
     assert data["tls.key"].startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
+    # CombinedPEM, as the node's Certificate asks: the key, then the chain (Kafka's keystore).
+    assert data["tls-combined.pem"] == data["tls.key"] + data["tls.crt"]
     cert = x509.load_pem_x509_certificate(data["tls.crt"])
+    # Valid for the Certificate's duration (the stand-in backdates by pki.BACKDATE).
+    lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc - pki.BACKDATE
+    assert lifetime == datetime.timedelta(minutes=duration_minutes(certificate["spec"]["duration"]))
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == certificate["spec"]["dnsNames"]
     usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value

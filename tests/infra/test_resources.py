@@ -117,7 +117,7 @@ def test_every_container_has_requests_and_limits(environment: str, repo_root: Pa
                         container["name"],
                     )
                 assert resources["limits"]["memory"] == resources["requests"]["memory"]
-    assert {"keystore", "kafka", "kafka-dynamic-settings"} <= seen
+    assert {"kafka", "keystore-reloader", "kafka-dynamic-settings"} <= seen
     if environment == "dev":  # ZooKeeper mode: its servers and their init containers too
         assert {"zookeeper", "myid", "scram-users"} <= seen
     if environment == "prod":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import signal
 import statistics
@@ -9,11 +10,16 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from infra.verify.processes import ProcessCluster
+from cryptography import x509
+
+from infra.model.certificate_reload import CHECK_SECONDS
+from infra.verify.network import Host
+from infra.verify.processes import Node, ProcessCluster
 
 FAILOVER_TRIALS = 10
 # Failover figures of this session, printed in pytest's terminal summary (tests/kafka/conftest.py).
 FAILOVER_REPORTS: list[str] = []
+RELOAD_REPORTS: list[str] = []  # how soon renewed certificates were served, likewise
 
 
 def create(cluster: ProcessCluster, topic: str, partitions: int, **config: Any) -> dict[str, Any]:
@@ -192,3 +198,95 @@ def report_failover(mode: str, elapsed: list[float]) -> str:
     )
     FAILOVER_REPORTS.append(summary)
     return summary
+
+
+Endpoint = tuple[Node, str, int, Host | None]
+
+
+def endpoints(cluster: ProcessCluster) -> dict[str, Endpoint]:
+    """Every TLS listener a peer or client dials: label → (node serving it, host, port, the
+    test host to dial from: a peer node's on the second network, else the client host)."""
+    ports, security = cluster.topology["ports"], cluster.topology["security"]
+    peer = cluster.brokers[-1].host  # on every network a Kafka node is on
+    found: dict[str, Endpoint] = {}
+
+    def between_nodes(node: Node, listener: str) -> None:
+        address = node.entry["replication_ip"] or node.entry["client_host"]
+        via = peer if node.entry["replication_ip"] else None
+        found[f"{node.name} {listener}"] = (node, address, ports[listener], via)
+
+    for broker in cluster.brokers:
+        host = broker.entry["client_host"]
+        found[f"{broker.name} external"] = (broker, host, ports["external"], None)
+        # What an outside client reaches: HAProxy passes TLS through to this broker by SNI.
+        external = broker.entry["external_host"]
+        found[f"{broker.name} via haproxy"] = (broker, external, ports["external_advertised"], None)
+        if "SSL" in security["client_protocol"]:
+            found[f"{broker.name} client"] = (broker, host, ports["client"], None)
+        if security["replication_tls"]:
+            between_nodes(broker, "replication")
+    for node in cluster.quorum:
+        if node.role == "controller" and security["replication_tls"]:
+            between_nodes(node, "controller")
+    return found
+
+
+def served(cluster: ProcessCluster, endpoint: Endpoint) -> dict[str, str]:
+    """The certificate served at an endpoint, verified against the stack's CA for the name or
+    address dialled. A node's certificate identifies the prober where a listener asks for a
+    client one (mTLS)."""
+    _, host, port, via = endpoint
+    identity = cluster.brokers[0].workdir / "tls"
+    request = {
+        "op": "served_certificate",
+        "host": host,
+        "port": port,
+        "ca": str(cluster.ca_file),
+        "certificate": str(identity / "tls.crt"),
+        "key": str(identity / "tls.key"),
+    }
+    reply = cluster.client_process(request, timeout=60, host=via)
+    return {k: str(v) for k, v in reply.items()}
+
+
+def issued(node: Node) -> dict[str, str]:
+    """The certificate in the node's Secret as mounted (what cert-manager last wrote)."""
+    cert = x509.load_pem_x509_certificate((node.workdir / "tls" / "tls.crt").read_bytes())
+    return {"serial": str(cert.serial_number), "not_after": cert.not_valid_after_utc.isoformat()}
+
+
+def check_renewal_reaches_every_listener(cluster: ProcessCluster) -> dict[str, str]:
+    """Renew every node's Secret as cert-manager does; every TLS listener must then serve the
+    renewed certificate, through the pods' rendered keystore reloaders, with no process
+    restarted. Returns the renewed certificates by listener."""
+    listeners = endpoints(cluster)
+    pids = {n.name: n.process.pid for n in cluster.nodes if n.process is not None}
+    first = {label: served(cluster, endpoint) for label, endpoint in listeners.items()}
+    assert first == {label: issued(endpoint[0]) for label, endpoint in listeners.items()}
+
+    # Renewed: a new key, a new serial, a later expiry, in every node's Secret.
+    cluster.renew_certificates(validity=datetime.timedelta(days=3))
+    renewed = {label: issued(endpoint[0]) for label, endpoint in listeners.items()}
+    assert all(renewed[label]["serial"] != first[label]["serial"] for label in listeners)
+
+    # Each reloader looks every CHECK_SECONDS; one JVM tool per node then asks it to reload.
+    started = time.monotonic()
+    while True:
+        now = {label: served(cluster, endpoint) for label, endpoint in listeners.items()}
+        stale = sorted(label for label in listeners if now[label] != renewed[label])
+        if not stale or time.monotonic() > started + 3 * CHECK_SECONDS + 60:
+            break
+        time.sleep(2)
+    assert not stale, f"still served the old certificate: {stale}"
+    RELOAD_REPORTS.append(
+        f"renewed certificates served on {len(listeners)} listeners "
+        f"{time.monotonic() - started:.0f} s after the renewal"
+    )
+    assert {n.name: n.process.pid for n in cluster.nodes if n.process is not None} == pids
+    # The per-node values the reload set are gone again: server.properties is what counts.
+    for broker in cluster.brokers:
+        configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
+        kept = [k for k, (_, source) in configs.items() if source == "DYNAMIC_BROKER_CONFIG"]
+        assert not [k for k in kept if "keystore" in k], kept
+        assert configs["ssl.keystore.location"][1] == "STATIC_BROKER_CONFIG"
+    return {label: renewed[label]["serial"] for label in listeners}

@@ -16,7 +16,7 @@ from infra import render
 from infra.verify import network
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
-from tests.kafka.checks import FAILOVER_REPORTS
+from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
 
 DOMAIN = "kafka.verify.test"
 
@@ -104,6 +104,6 @@ def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Failover times belong in the CI log, not only in a captured print."""
-    for line in FAILOVER_REPORTS:
+    """Failover and reload times belong in the CI log, not only in a captured print."""
+    for line in [*FAILOVER_REPORTS, *RELOAD_REPORTS]:
         terminalreporter.write_line(line)

@@ -12,6 +12,7 @@ from tests.kafka.checks import (
     FAILOVER_TRIALS,
     check_leader_sigkill,
     check_min_isr_two,
+    check_renewal_reaches_every_listener,
     create,
     report_failover,
 )
@@ -73,3 +74,11 @@ def test_a_server_without_the_quorum_password_cannot_join(
         cluster.stop_node(rogue.name)
         cluster.secrets[jaas] = rendered
     cluster.start_node(rogue.name)  # waits for FOLLOWING or LEADING: it joins
+
+
+def test_renewed_certificates_reach_the_brokers_without_a_restart(
+    zookeeper_cluster: ProcessCluster,
+) -> None:
+    # In ZooKeeper mode the broker a per-node AlterConfigs reaches reloads its files itself.
+    renewed = check_renewal_reaches_every_listener(zookeeper_cluster)
+    assert {f"{b.name} replication" for b in zookeeper_cluster.brokers} <= set(renewed)

@@ -1,0 +1,120 @@
+"""The keystore reloader: every Kafka node serves the certificate cert-manager last renewed.
+
+cert-manager renews a node's certificate `renew_before` its expiry and rewrites the node's
+Secret; the kubelet swaps the mounted files (the Secret is mounted whole, `workloads.py`). Kafka
+reads its PEM keystore only when a listener is (re)configured, so a running node would go on
+serving the old certificate until it expires: an outage with nothing restarted.
+
+Kafka reloads a keystore file that changed when its node receives a per-node AlterConfigs that
+sets a listener's keystore location again, even to the same value (KRaft writes the record
+anyway, KAFKA-14136, and the node named reloads every listener whose file changed; ZooKeeper
+mode reloads on the broker the request reaches). So each Kafka pod has a `keystore-reloader`
+container: when the mounted keystore's checksum changes, it asks its own node, over its own
+REPLICATION (broker) or CONTROLLER (dedicated controller) listener and with its own
+certificate, to set each TLS listener's keystore location to the path it already has, then
+deletes those per-node values again so server.properties stays what counts.
+
+Why in the pod: dedicated controllers listen only to Kafka pods (NetworkPolicy) and, in dual
+mode, only on the second network; the node's own certificate is a super user (the nodes'
+principal) and needs no admin password. Why not a roll: Pulumi never sees a renewal
+(cert-manager makes it), and restarting nodes for a file Kafka can reload is a roll without need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.model.broker_config import tls_listeners
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
+from infra.model.paths import KAFKA_BIN, KEYSTORE_FILE, TRUSTSTORE_FILE
+from infra.model.resources import SIDECAR, SIDECAR_TOOL_HEAP
+
+CONTAINER = "keystore-reloader"
+STATE_VOLUME = "keystore-reloader"
+STATE_DIR = "/var/lib/kafka/keystore-reloader"  # what it last loaded, its client config, logs
+# How often the mounted file is compared: the kubelet itself takes up to a minute or so to swap
+# a renewed Secret in, and renewal comes days (`renew_before`) before expiry.
+CHECK_SECONDS = 30
+
+
+def reloads(model: ClusterModel, node: Node) -> bool:
+    """Whether the node serves its certificate on any listener (ZooKeeper servers serve none)."""
+    return node.role != "zookeeper" and bool(tls_listeners(model, node))
+
+
+def _own_listener(model: ClusterModel, node: Node) -> tuple[str, str, str]:
+    """How the node's reloader reaches the node itself: tool flag, address, protocol."""
+    p = model.ports
+    if node.role == "controller":
+        return "--bootstrap-controller", f"{node.replication_host}:{p.controller}", "CONTROLLER"
+    return "--bootstrap-server", f"{node.replication_host}:{p.replication}", "REPLICATION"
+
+
+def client_properties(model: ClusterModel, node: Node) -> list[str]:
+    """The reloader's client config: the node's own listener, with the node's own certificate."""
+    _, _, listener = _own_listener(model, node)
+    lines = ["request.timeout.ms=15000", "default.api.timeout.ms=30000"]
+    if listener in tls_listeners(model, node):
+        return [
+            "security.protocol=SSL",
+            "ssl.keystore.type=PEM",
+            f"ssl.keystore.location={KEYSTORE_FILE}",
+            "ssl.truststore.type=PEM",
+            f"ssl.truststore.location={TRUSTSTORE_FILE}",
+            *lines,
+        ]
+    # Without TLS between nodes there is no authorizer (security_rules.py), so no login either.
+    return ["security.protocol=PLAINTEXT", *lines]
+
+
+def reload_script(model: ClusterModel, node: Node) -> str:
+    flag, address, _ = _own_listener(model, node)
+    keys = [
+        f"listener.name.{name.lower()}.ssl.keystore.location" for name in tls_listeners(model, node)
+    ]
+    set_again = ",".join(f"{key}={KEYSTORE_FILE}" for key in keys)
+    client = f"{STATE_DIR}/client.properties"
+    loaded = f"{STATE_DIR}/loaded"
+    lines = [
+        "trap 'exit 0' TERM",
+        f"cat > {client} <<'EOF'",
+        *client_properties(model, node),
+        "EOF",
+        f"checksum() {{ sha256sum {KEYSTORE_FILE} | cut -c1-64; }}",
+        # The node reads its keystore seconds after its container starts, and this one starts
+        # right after it: the file now is the one the node loads. Kept across a restart of this
+        # container alone (emptyDir), gone with the pod (whose node then reads the file anew).
+        f"[ -f {loaded} ] || checksum > {loaded}",
+        f"configs() {{ {KAFKA_BIN}/kafka-configs.sh {flag} {address} --command-config {client} "
+        f'--entity-type brokers --entity-name {node.node_id} --alter "$@"; }}',
+        "while :; do",
+        "  now=$(checksum)",
+        f'  if [ "$now" != "$(cat {loaded})" ] && configs --add-config {set_again} '
+        f"&& configs --delete-config {','.join(keys)}; then",
+        f'    echo "$now" > {loaded}',
+        f'    echo "node {node.node_id} reloaded its keystore (sha256 $now)"',
+        "  fi",
+        f"  sleep {CHECK_SECONDS} & wait $!",
+        "done",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def reloader(
+    model: ClusterModel, node: Node, image: str, tls_mount: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The container and its emptyDir volume."""
+    container = {
+        "name": CONTAINER,
+        "image": image,
+        "command": ["sh", "-c", reload_script(model, node)],
+        "env": [
+            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
+            # The image's scripts write their own logs there; its default may not be writable.
+            {"name": "LOG_DIR", "value": STATE_DIR},
+        ],
+        "resources": SIDECAR.manifest(),
+        "volumeMounts": [tls_mount, {"name": STATE_VOLUME, "mountPath": STATE_DIR}],
+    }
+    return container, {"name": STATE_VOLUME, "emptyDir": {"medium": "Memory"}}
