@@ -248,4 +248,6 @@ def first_error(err: ValidationError) -> tuple[str, str]:
         return field, "unknown key; check its spelling"
     if first["type"] == "missing":
         return field, "required"
+    if first["type"] == "value_error":  # a validator's own sentence, without pydantic's prefix
+        return field, str(first["ctx"]["error"])
     return field, str(first["msg"])
