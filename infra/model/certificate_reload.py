@@ -14,6 +14,11 @@ REPLICATION (broker) or CONTROLLER (dedicated controller) listener and with its 
 certificate, to set each TLS listener's keystore location to the path it already has, then
 deletes those per-node values again so server.properties stays what counts.
 
+What this does not reach (KRaft): the raft client, a node's own connections to the controllers,
+keeps the client certificate its process started with (shown on Kafka 4.3.1: once that one
+expired, controllers refused the peers' new connections). So a KRaft node must still restart
+within `renew_before` of a renewal; the reloader says so in its log (docs/provisioning.md).
+
 Why in the pod: dedicated controllers listen only to Kafka pods (NetworkPolicy) and, in dual
 mode, only on the second network; the node's own certificate is a super user (the nodes'
 principal) and needs no admin password. Why not a roll: Pulumi never sees a renewal
@@ -36,6 +41,9 @@ STATE_DIR = "/var/lib/kafka/keystore-reloader"  # what it last loaded, its clien
 # How often the mounted file is compared: the kubelet itself takes up to a minute or so to swap
 # a renewed Secret in, and renewal comes days (`renew_before`) before expiry.
 CHECK_SECONDS = 30
+# Failed reloads in a row (about five minutes) after which the container exits: its restarts
+# show in the pod's status and alerts, where a log line alone would go unseen.
+FAILURES_BEFORE_EXIT = 10
 
 
 def reloads(model: ClusterModel, node: Node) -> bool:
@@ -74,6 +82,14 @@ def reload_script(model: ClusterModel, node: Node) -> str:
         f"listener.name.{name.lower()}.ssl.keystore.location" for name in tls_listeners(model, node)
     ]
     set_again = ",".join(f"{key}={KEYSTORE_FILE}" for key in keys)
+    unset = ",".join(keys)
+    restart_note = ""
+    if model.config.quorum.kind == "kraft":
+        renew_before = model.config.security.certificates.renew_before
+        restart_note = (
+            f'; echo "node {node.node_id}: restart it within {renew_before} (renew_before): its '
+            'connections to the controllers keep the certificate it started with"'
+        )
     client = f"{STATE_DIR}/client.properties"
     loaded = f"{STATE_DIR}/loaded"
     lines = [
@@ -88,12 +104,19 @@ def reload_script(model: ClusterModel, node: Node) -> str:
         f"[ -f {loaded} ] || checksum > {loaded}",
         f"configs() {{ {KAFKA_BIN}/kafka-configs.sh {flag} {address} --command-config {client} "
         f'--entity-type brokers --entity-name {node.node_id} --alter "$@"; }}',
+        "failures=0",
         "while :; do",
         "  now=$(checksum)",
-        f'  if [ "$now" != "$(cat {loaded})" ] && configs --add-config {set_again} '
-        f"&& configs --delete-config {','.join(keys)}; then",
-        f'    echo "$now" > {loaded}',
-        f'    echo "node {node.node_id} reloaded its keystore (sha256 $now)"',
+        f'  if [ "$now" != "$(cat {loaded})" ]; then',
+        f"    if configs --add-config {set_again} && configs --delete-config {unset}; then",
+        f'      echo "$now" > {loaded}',
+        f'      echo "node {node.node_id} reloaded its keystore (sha256 $now)"{restart_note}',
+        "      failures=0",
+        "    else",
+        "      failures=$((failures + 1))",
+        f'      echo "node {node.node_id} did not reload its keystore ($failures in a row)"',
+        f'      [ "$failures" -lt {FAILURES_BEFORE_EXIT} ] || exit 1',
+        "    fi",
         "  fi",
         f"  sleep {CHECK_SECONDS} & wait $!",
         "done",

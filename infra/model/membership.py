@@ -78,7 +78,8 @@ def voter_format_script(format_command: str, birth_flags: str) -> str:
         f"if [ -f {RECORD_DIR}/{BORN_KEY} ] && [ ! -f {METADATA_DIR}/meta.properties ]; then "
         "echo 'the quorum exists and the metadata volume is empty: "
         "formatting a new directory id to join as an observer'; "
-        f"exec {format_command} --no-initial-controllers; fi; "
+        # --ignore-formatted: a combined voter's data directories may be formatted still.
+        f"exec {format_command} --ignore-formatted --no-initial-controllers; fi; "
         f"exec {format_command} --ignore-formatted {birth_flags}"
     )
 

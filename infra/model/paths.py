@@ -8,7 +8,7 @@ CONFIG_DIR = "/etc/kafka/config"  # the node's ConfigMap, read-only
 # another uid, and the JVM refuses to start when it cannot open its GC log.
 SCRIPT_LOG_DIR = "/var/log/kafka"
 # The node's cert-manager Secret, mounted as it is: the kubelet swaps in each renewal, and the
-# certificate-reload CronJob makes Kafka load it (a copy made at start would never follow).
+# pod's keystore reloader makes Kafka load it (a copy made at start would never follow).
 TLS_DIR = "/etc/kafka/tls"
 KEYSTORE_FILE = f"{TLS_DIR}/tls-combined.pem"  # key and chain (cert-manager's CombinedPEM)
 TRUSTSTORE_FILE = f"{TLS_DIR}/ca.crt"

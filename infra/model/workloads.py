@@ -37,7 +37,9 @@ from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
 
-TLS_FILE_MODE = 0o440  # owner and group (fsGroup) read
+# Read-only for everyone in the pod: readable whether or not a platform injects an fsGroup (an
+# OpenShift SCC without one leaves the files root's), and nobody in the pod may write them.
+TLS_FILE_MODE = 0o444
 
 
 def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
@@ -76,8 +78,7 @@ def _tls_volumes(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes = [
         *metrics.agent_volumes(model),
-        # Mounted whole (no subPath), so the kubelet swaps in what cert-manager renews. Read
-        # by the pod's group only (fsGroup): the key is in it.
+        # Mounted whole (no subPath), so the kubelet swaps in what cert-manager renews.
         {
             "name": "tls",
             "secret": {

@@ -100,17 +100,18 @@ def test_without_tls_between_nodes_the_reloader_speaks_plaintext_to_its_node() -
     assert not any(certificate_reload.reloads(model, c) for c in model.quorum)
 
 
-def test_the_reload_script_reloads_only_when_the_mounted_file_changes(tmp_path: Path) -> None:
-    """The rendered script, run by sh with stand-ins for Kafka's tool (records its calls) and
-    for `sleep` (counts the rounds): nothing while the file stays, one add-and-delete when it
-    changes, then nothing again."""
+def _script_run(
+    tmp_path: Path, configs_body: str
+) -> tuple[subprocess.Popen[bytes], Path, Path, Path]:
+    """The rendered script of broker 0, run by sh with stand-ins for Kafka's tool
+    (`configs_body`) and for `sleep` (counts the rounds): process, keystore, calls, rounds."""
     model = model_of()
     keystore, state, tools = tmp_path / "tls-combined.pem", tmp_path / "state", tmp_path / "bin"
     calls, rounds = tmp_path / "calls", tmp_path / "rounds"
     state.mkdir()
     tools.mkdir()
     for tool, body in (
-        ("kafka-configs.sh", f'echo "$@" >> {calls}'),
+        ("kafka-configs.sh", f'echo "$@" >> {calls}; {configs_body}'),
         ("sleep", f"echo round >> {rounds}; exec /bin/sleep 0.05"),
     ):
         (tools / tool).write_text(f"#!/bin/sh\n{body}\n")
@@ -122,6 +123,13 @@ def test_the_reload_script_reloads_only_when_the_mounted_file_changes(tmp_path: 
         .replace(certificate_reload.STATE_DIR, str(state))
         .replace("/opt/kafka/bin", str(tools))
     )
+    process = subprocess.Popen(["sh", "-c", script], env={"PATH": f"{tools}:/usr/bin:/bin"})
+    return process, keystore, calls, rounds
+
+
+def test_the_reload_script_reloads_only_when_the_mounted_file_changes(tmp_path: Path) -> None:
+    """Nothing while the file stays, one add-and-delete when it changes, then nothing again."""
+    process, keystore, calls, rounds = _script_run(tmp_path, "exit 0")
 
     def after_rounds(count: int) -> list[str]:
         """The tool's calls once `count` more rounds have passed."""
@@ -129,7 +137,6 @@ def test_the_reload_script_reloads_only_when_the_mounted_file_changes(tmp_path: 
         _wait_for(lambda: _lines(rounds) >= target)
         return calls.read_text().splitlines() if calls.exists() else []
 
-    process = subprocess.Popen(["sh", "-c", script], env={"PATH": f"{tools}:/usr/bin:/bin"})
     try:
         assert after_rounds(3) == []  # the file the node started with is the one it loaded
         keystore.write_text("renewed")
@@ -139,6 +146,21 @@ def test_the_reload_script_reloads_only_when_the_mounted_file_changes(tmp_path: 
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_reload_that_keeps_failing_ends_the_container_so_its_restarts_show(
+    tmp_path: Path,
+) -> None:
+    process, keystore, calls, _ = _script_run(tmp_path, "exit 1")
+    try:
+        _wait_for(lambda: _lines(tmp_path / "rounds") >= 1)
+        keystore.write_text("renewed")
+        assert process.wait(timeout=30) == 1
+        # One attempt a round (the delete is not tried once the add failed), the limit's worth.
+        assert _lines(calls) == certificate_reload.FAILURES_BEFORE_EXIT
+    finally:
+        if process.poll() is None:
+            process.kill()
 
 
 def _lines(path: Path) -> int:
