@@ -46,8 +46,18 @@ CHECK_SECONDS = 30
 FAILURES_BEFORE_EXIT = 10
 
 
+# The first release whose dedicated controllers take a per-node AlterConfigs through
+# --bootstrap-controller on a dynamic quorum (KAFKA-18928): 3.9.1's answer is
+# BrokerIdNotRegisteredException (shown on the kafka tier's harness), 4.3.1 reloads.
+CONTROLLER_RELOAD_SINCE = (4, 3, 0)
+
+
 def reloads(model: ClusterModel, node: Node) -> bool:
-    """Whether the node serves its certificate on any listener (ZooKeeper servers serve none)."""
+    """Whether the node serves its certificate on any listener (ZooKeeper servers serve none)
+    and Kafka can reload it there: a dedicated controller before CONTROLLER_RELOAD_SINCE cannot,
+    and like every KRaft node it is restarted within `renew_before` instead."""
+    if node.role == "controller" and model.config.kafka_release < CONTROLLER_RELOAD_SINCE:
+        return False
     return node.role != "zookeeper" and bool(tls_listeners(model, node))
 
 

@@ -91,6 +91,18 @@ def test_every_kafka_pod_runs_a_reloader_and_no_zookeeper_server_does() -> None:
         assert [c["name"] for c in pod["containers"]] == ["zookeeper"]
 
 
+def test_controllers_that_cannot_reload_before_kafka_4_3_get_no_reloader() -> None:
+    # Kafka 3.9.1's controllers refuse the per-node request (BrokerIdNotRegisteredException):
+    # a reloader there would only fail until it crash-looped.
+    old = model_of("dev", kafka_version="3.9.1")
+    assert {n.role for n in old.quorum} == {"controller"}  # dedicated KRaft controllers
+    assert [certificate_reload.reloads(old, n) for n in (*old.brokers, *old.quorum)] == [
+        True
+    ] * len(old.brokers) + [False] * len(old.quorum)
+    current = model_of("dev", kafka_version="4.3.1")
+    assert all(certificate_reload.reloads(current, n) for n in current.quorum)
+
+
 def test_without_tls_between_nodes_the_reloader_speaks_plaintext_to_its_node() -> None:
     model = model_of("dev", security={"replication_tls": False, "authorization": False})
     broker = model.brokers[0]
