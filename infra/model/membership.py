@@ -123,6 +123,12 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         '  if ! status=$(quorum describe --status 2>&1); then echo "$status" | tail -n 1; '
         "pause; continue; fi",
         f'  old=$(echo "$status" | {voters_of_mine})',
+        # Fail closed: a status this script cannot read (no voter list, or this node listed
+        # without a directory id it can parse) must never lead to adding a second entry.
+        '  if ! echo "$status" | grep -q \'^CurrentVoters:\' || { [ -z "$old" ] && '
+        "echo \"$status\" | sed -n 's/^CurrentVoters:[[:space:]]*//p' | "
+        f"grep -q '\"id\": *{node_id}[,}}]'; }}; then "
+        f'echo "voter {node_id}: cannot read the voter set, waiting"; pause; continue; fi',
         f'  if [ "$old" = "$me" ]; then echo "voter {node_id}: directory $me is a voter"; '
         f"touch {VOTER_FILE}; break; fi",
         "  if ! replication=$(quorum describe --replication 2>&1); then "

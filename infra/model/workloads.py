@@ -217,7 +217,11 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             volumes += extra
             format_mounts = [*mounts, record]
             # What the membership container reads: the node's config, TLS files and directory.
-            sidecar_mounts = [m for m in mounts if m["name"] in ("config", "tls", "metadata")]
+            sidecar_mounts = [
+                {**m, "readOnly": True} if m["name"] == "metadata" else m
+                for m in mounts
+                if m["name"] in ("config", "tls", "metadata")
+            ]
             containers.append(
                 membership.membership_container(
                     model, node, image, config_file, [*sidecar_mounts, state]

@@ -110,7 +110,7 @@ STATUS = (
 HEADER = "NodeId  DirectoryId  LogEndOffset  Lag  LastFetchTimestamp  LastCaughtUpTimestamp  Status"
 
 
-def run_membership(tmp_path: Path, replication_rows: list[str]) -> list[str]:
+def run_membership(tmp_path: Path, replication_rows: list[str], status: str = STATUS) -> list[str]:
     """The rendered script with its in-pod paths under `tmp_path`, one pass: the stand-in tool
     logs each call and the sleep ends the run."""
     model = ClusterModel.from_config(config_of())
@@ -122,7 +122,7 @@ def run_membership(tmp_path: Path, replication_rows: list[str]) -> list[str]:
     (tmp_path / METADATA_DIR.strip("/") / "meta.properties").write_text("directory.id=NEW\n")
     (tmp_path / CONFIG_DIR.strip("/") / "controller.properties").write_text("node.id=9002\n")
     (tmp_path / "replication.txt").write_text("\n".join([HEADER, *replication_rows]) + "\n")
-    (tmp_path / "status.txt").write_text(STATUS)
+    (tmp_path / "status.txt").write_text(status)
     tool = tmp_path / KAFKA_BIN.strip("/") / "kafka-metadata-quorum.sh"
     calls = tmp_path / "calls.txt"
     tool.write_text(
@@ -176,3 +176,13 @@ def test_no_removal_while_the_new_directory_catches_up(tmp_path: Path) -> None:
         ],
     )
     assert calls == ["describe --status", "describe --replication"]
+
+
+def test_a_voter_set_it_cannot_read_never_leads_to_adding_a_second_entry(tmp_path: Path) -> None:
+    # 9002 listed, but in a shape the script cannot take a directory id from: it must wait, not
+    # take the entry for gone and add itself beside it (KIP-853 would accept two entries).
+    drifted = STATUS.replace('"directoryId": "OLD"', '"directory": "OLD"')
+    caught_up = ["9000  D0   120  0    1  1  Leader", "9002  NEW  120  0    1  1  Observer"]
+    assert run_membership(tmp_path, caught_up, drifted) == ["describe --status"]
+    no_voters = "LeaderId: 9000\n"
+    assert run_membership(tmp_path / "none", caught_up, no_voters) == ["describe --status"]
