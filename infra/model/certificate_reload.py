@@ -33,7 +33,7 @@ from infra.model.broker_config import tls_listeners
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import KAFKA_BIN, KEYSTORE_FILE, TRUSTSTORE_FILE
-from infra.model.resources import SIDECAR, SIDECAR_TOOL_HEAP
+from infra.model.resources import sidecar
 
 CONTAINER = "keystore-reloader"
 STATE_VOLUME = "keystore-reloader"
@@ -138,16 +138,6 @@ def reloader(
     model: ClusterModel, node: Node, image: str, tls_mount: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The container and its emptyDir volume."""
-    container = {
-        "name": CONTAINER,
-        "image": image,
-        "command": ["sh", "-c", reload_script(model, node)],
-        "env": [
-            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
-            # The image's scripts write their own logs there; its default may not be writable.
-            {"name": "LOG_DIR", "value": STATE_DIR},
-        ],
-        "resources": SIDECAR.manifest(),
-        "volumeMounts": [tls_mount, {"name": STATE_VOLUME, "mountPath": STATE_DIR}],
-    }
+    mounts = [tls_mount, {"name": STATE_VOLUME, "mountPath": STATE_DIR}]
+    container = sidecar(CONTAINER, image, reload_script(model, node), mounts, STATE_DIR)
     return container, {"name": STATE_VOLUME, "emptyDir": {"medium": "Memory"}}

@@ -25,7 +25,7 @@ from infra.model.broker_config import listener_protocols
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
-from infra.model.resources import SIDECAR, SIDECAR_TOOL_HEAP
+from infra.model.resources import sidecar
 
 RECORD_VOLUME = "quorum-record"
 RECORD_DIR = "/etc/kafka/quorum-record"  # the birth record, when it exists
@@ -158,19 +158,11 @@ def membership_container(
 ) -> dict[str, Any]:
     """The voter pod's second container: it makes the pod's directory a voter, once, and is
     ready only then, so a roll or a drain never takes another voter while this one is not one."""
-    return {
-        "name": CONTAINER,
-        "image": image,
-        "command": ["sh", "-c", membership_script(model, node, config_file)],
-        "resources": SIDECAR.manifest(),
-        "env": [
-            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
-            # The image's scripts write their own logs there; its default may not be writable.
-            {"name": "LOG_DIR", "value": STATE_DIR},
-        ],
-        "volumeMounts": mounts,
-        "readinessProbe": {
-            "exec": {"command": ["test", "-f", VOTER_FILE]},
-            "periodSeconds": RETRY_SECONDS,
-        },
+    container = sidecar(
+        CONTAINER, image, membership_script(model, node, config_file), mounts, STATE_DIR
+    )
+    container["readinessProbe"] = {
+        "exec": {"command": ["test", "-f", VOTER_FILE]},
+        "periodSeconds": RETRY_SECONDS,
     }
+    return container

@@ -84,6 +84,25 @@ SIDECAR = ContainerSize(cpu=SIDECAR_CPU, cpu_limit=0.5, memory_gib=SIDECAR_MEMOR
 SIDECAR_TOOL_HEAP = "-Xmx128m"
 
 
+def sidecar(
+    name: str, image: str, script: str, mounts: list[dict[str, Any]], log_dir: str
+) -> dict[str, Any]:
+    """A container beside a Kafka server running `script` in the image's shell: `SIDECAR`'s
+    size, its Kafka tools' JVM held to `SIDECAR_TOOL_HEAP`, and their own logs in `log_dir`
+    (the image's default may not be writable, e.g. under OpenShift's assigned uid)."""
+    return {
+        "name": name,
+        "image": image,
+        "command": ["sh", "-c", script],
+        "env": [
+            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
+            {"name": "LOG_DIR", "value": log_dir},
+        ],
+        "resources": SIDECAR.manifest(),
+        "volumeMounts": mounts,
+    }
+
+
 def server_resources(c: StackConfig, cpu: float, memory_gib: float) -> dict[str, Any]:
     """A Kafka or ZooKeeper server container: the sized request, limited as the policy says."""
     n = node(c)
