@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from infra.model.paths import COMBINED_PEM
+
 # cert-manager's usage names, as a Certificate's `usages` lists them.
 USAGES = {
     "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
@@ -100,10 +102,6 @@ def sign(
         builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
     cert = builder.sign(authority.key, hashes.SHA256())
     return pem_key(key), cert.public_bytes(serialization.Encoding.PEM)
-
-
-# cert-manager's `additionalOutputFormats: CombinedPEM`: the key, then the chain, in one key.
-COMBINED_PEM = "tls-combined.pem"
 
 
 def secret_data(

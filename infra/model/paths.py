@@ -10,7 +10,9 @@ SCRIPT_LOG_DIR = "/var/log/kafka"
 # The node's cert-manager Secret, mounted as it is: the kubelet swaps in each renewal, and the
 # pod's keystore reloader makes Kafka load it (a copy made at start would never follow).
 TLS_DIR = "/etc/kafka/tls"
-KEYSTORE_FILE = f"{TLS_DIR}/tls-combined.pem"  # key and chain (cert-manager's CombinedPEM)
+# cert-manager's `additionalOutputFormats: CombinedPEM` key: the private key, then the chain.
+COMBINED_PEM = "tls-combined.pem"
+KEYSTORE_FILE = f"{TLS_DIR}/{COMBINED_PEM}"
 TRUSTSTORE_FILE = f"{TLS_DIR}/ca.crt"
 METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
 # ZooKeeper's ConfigMap (zoo.cfg, logging, JAAS); ZOOCFGDIR names it to the image's scripts.

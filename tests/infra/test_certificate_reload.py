@@ -17,7 +17,7 @@ from infra.model import certificate_reload, workloads
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
-from infra.model.paths import KEYSTORE_FILE, TLS_DIR, TRUSTSTORE_FILE
+from infra.model.paths import COMBINED_PEM, KEYSTORE_FILE, TLS_DIR, TRUSTSTORE_FILE
 from tests.infra.conftest import config_of
 from tests.infra.test_security import by_kind, model_of
 
@@ -56,7 +56,7 @@ def test_kafka_reads_the_mounted_secret_itself_so_a_renewal_reaches_the_files() 
     for properties in (broker, controller):
         assert properties["ssl.keystore.location"] == KEYSTORE_FILE
         assert properties["ssl.truststore.location"] == TRUSTSTORE_FILE
-    assert KEYSTORE_FILE.endswith(pki.COMBINED_PEM)
+    assert KEYSTORE_FILE.endswith(COMBINED_PEM)
 
 
 def test_each_node_s_reloader_asks_its_own_node_to_reload_every_tls_listener() -> None:
