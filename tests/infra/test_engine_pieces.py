@@ -147,6 +147,18 @@ def test_a_real_stack_never_gets_an_empty_passphrase(monkeypatch: pytest.MonkeyP
     assert local["PULUMI_CONFIG_PASSPHRASE"] == LOCAL_PASSPHRASE
 
 
+def test_every_checkout_the_engine_runs_shares_one_typechecker_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path))
+    monkeypatch.delenv("MYPY_CACHE_DIR", raising=False)
+    base = Engine(state_dir=None, project_dir=tmp_path / "base-worktree").env()
+    head = Engine(state_dir=None, project_dir=tmp_path / "checkout").env()
+    assert base["MYPY_CACHE_DIR"] == head["MYPY_CACHE_DIR"] == str(tmp_path / "mypy")
+    monkeypatch.setenv("MYPY_CACHE_DIR", "/srv/own-cache")
+    assert Engine(state_dir=None).env()["MYPY_CACHE_DIR"] == "/srv/own-cache"
+
+
 def _preview(deployed: tuple[int, ...] | None, declared: tuple[int, ...]) -> str:
     from infra.preview import StackPreview, markdown
 
