@@ -16,7 +16,10 @@ from infra.model.certificate_reload import CHECK_SECONDS
 from infra.verify.network import Host
 from infra.verify.processes import Node, ProcessCluster
 
-FAILOVER_TRIALS = 10
+# Each trial waits for the killed broker to rejoin the ISR (about 30 s here). Three kills in one
+# continuous produce show each mode's failover; the ten trials of issue 12's proof run against
+# real pods and kubelets (tests/nodes/test_stack_day2.py), where the suite's time is better spent.
+FAILOVER_TRIALS = 3
 # Failover figures of this session, printed in pytest's terminal summary (tests/kafka/conftest.py).
 FAILOVER_REPORTS: list[str] = []
 RELOAD_REPORTS: list[str] = []  # how soon renewed certificates were served, likewise

@@ -69,11 +69,12 @@ def start_cluster(
     return cluster
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
     """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
 
-    Module scope: a cluster takes a while to start; the heavy lock keeps one run at a time.
+    One for the session (a start takes about a minute): each test makes topics of its own, and
+    `restore` starts again whatever a test stopped.
     """
     cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)
     yield cluster

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
@@ -18,7 +17,6 @@ from tests.kafka.checks import (
     create,
     create_led_by_every_broker,
     report_failover,
-    wait_full_isr,
 )
 
 pytestmark = pytest.mark.kafka
@@ -107,30 +105,6 @@ def test_external_clients_reach_every_broker_through_haproxy(kraft: ProcessClust
         port=kraft.topology["ports"]["external_advertised"],
     )
     assert probe["answered"] is False
-
-
-def test_rolling_restart_loses_nothing(restore: ProcessCluster) -> None:
-    cluster = restore
-    create(cluster, "rolling", partitions=5)
-    producer = cluster.spawn_client(
-        {
-            "op": "produce",
-            "topic": "rolling",
-            "count": 6000,
-            "keys": 20,
-            "interval_s": 0.01,
-            "message_timeout_ms": 120000,
-        }
-    )
-    for broker in cluster.brokers:
-        cluster.stop_node(broker.name)  # SIGTERM: controlled shutdown moves leadership away
-        cluster.start_node(broker.name)
-        wait_full_isr(cluster, "rolling", 5)
-    out, _ = producer.communicate(timeout=300)
-    produced = json.loads(out.decode().strip().splitlines()[-1])
-    assert len(produced["acked"]) == 6000, produced["errors"][:5]
-    records = cluster.client("consume", topic="rolling", expect=6000, timeout_s=120)["records"]
-    assert_exactly_once_in_order(produced["acked"], records)
 
 
 def test_controller_readiness_probe_sees_its_second_network_listener(
