@@ -187,7 +187,8 @@ class Engine:
             check=False,
         )
         if check and result.returncode != 0:
-            words = (result.stderr.strip() or result.stdout.strip())[-3000:]
+            words = "\n".join(error_diagnostics(result.stdout))
+            words = words or (result.stderr.strip() or result.stdout.strip())[-3000:]
             raise EngineError(f"pulumi {' '.join(args[:2])}: {words}")
         return result
 
@@ -276,6 +277,20 @@ def change_summary(stdout: str) -> dict[str, int]:
             changes = event["summaryEvent"].get("resourceChanges") or {}
             return {str(op): int(n) for op, n in changes.items()}
     return {}
+
+
+def error_diagnostics(stdout: str) -> list[str]:
+    """The engine's and the provider's errors in a `--json` event stream, each with the
+    resource it is about. The stream's tail is mostly resource outputs: an error a resource hit
+    minutes earlier is far above it."""
+    errors = []
+    for event in _events(stdout):
+        diagnostic = event.get("diagnosticEvent") or {}
+        if diagnostic.get("severity") == "error":
+            resource = str(diagnostic.get("urn", "")).rsplit("::", 1)[-1]
+            message = str(diagnostic.get("message", "")).strip()
+            errors.append(f"{resource}: {message}" if resource else message)
+    return errors
 
 
 def update_sequence(stdout: str) -> list[tuple[str, str]]:

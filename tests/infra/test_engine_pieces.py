@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from infra.engine import (
     LOCAL_PASSPHRASE,
     Engine,
     change_summary,
+    error_diagnostics,
     steps_from_preview,
     working_config,
 )
@@ -137,6 +139,32 @@ def test_thechange_summary_comes_from_the_up_event_stream() -> None:
         ]
     )
     assert change_summary(stream) == {"same": 60, "create": 2}
+
+
+def test_a_failed_up_says_which_resource_failed_and_why() -> None:
+    job = "urn:pulumi:local::kafkastack::kubernetes:batch/v1:Job::dynamic-settings"
+    stream = "\n".join(
+        [
+            '{"sequence":1,"diagnosticEvent":{"message":"info","severity":"info"}}',
+            json.dumps(
+                {
+                    "sequence": 2,
+                    "diagnosticEvent": {
+                        "urn": job,
+                        "prefix": "error: ",
+                        "message": 'jobs.batch "dynamic-settings" already exists\n',
+                        "severity": "error",
+                    },
+                }
+            ),
+            '{"sequence":3,"resOutputsEvent":{"metadata":{"op":"same"}}}',
+            '{"sequence":4,"diagnosticEvent":{"message":"update failed\\n","severity":"error"}}',
+        ]
+    )
+    assert error_diagnostics(stream) == [
+        'dynamic-settings: jobs.batch "dynamic-settings" already exists',
+        "update failed",
+    ]
 
 
 def test_a_real_stack_never_gets_an_empty_passphrase(monkeypatch: pytest.MonkeyPatch) -> None:
