@@ -1,13 +1,22 @@
 """Renewed certificates reach running Kafka through each pod's rendered keystore reloader
 (`checks.check_renewal_reaches_every_listener`), on the cloud shape with every in-cluster
-listener encrypted, as prod and staging render it."""
+listener encrypted, as prod and staging render it; and no KRaft node depends on the certificate
+it started with once that one has expired (the raft client is built once, at start).
+
+The nodes start with certificates valid `START_VALIDITY` only: the harness issues them, as
+cert-manager would at any lifetime (which the stack never asks under 1h), so that the start
+certificates expire while the test waits and not after days.
+"""
 
 from __future__ import annotations
 
+import datetime
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cryptography import x509
 
 from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import check_renewal_reaches_every_listener, create
@@ -16,23 +25,116 @@ from tests.kafka.conftest import start_cluster
 pytestmark = pytest.mark.kafka
 
 SHAPE: dict[str, Any] = {"network": {"mode": "single"}, "security": {"client_tls": True}}
+# Long enough for the cluster to start and serve the renewal before it expires (a listener
+# serving an expired certificate cannot be asked to reload: its reloader's handshake fails,
+# which is why cert-manager renews `renew_before` the expiry); short enough to wait for.
+START_VALIDITY = datetime.timedelta(minutes=3)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    started = start_cluster(tmp_path_factory.mktemp("rotation"), brokers=3, **SHAPE)
+    started = start_cluster(
+        tmp_path_factory.mktemp("rotation"),
+        brokers=3,
+        certificate_validity=START_VALIDITY,
+        **SHAPE,
+    )
     yield started
     started.close()
 
 
+@pytest.fixture(scope="module")
+def start_expiry(cluster: ProcessCluster) -> datetime.datetime:
+    """When the last of the certificates the nodes started with expires."""
+    return max(
+        x509.load_pem_x509_certificate(
+            (n.workdir / "tls" / "tls.crt").read_bytes()
+        ).not_valid_after_utc
+        for n in cluster.nodes
+        if n.role != "zookeeper"
+    )
+
+
+@pytest.fixture(scope="module")
+def renewed(cluster: ProcessCluster, start_expiry: datetime.datetime) -> dict[str, str]:
+    """Every node's Secret renewed once (before the start certificates expire), and served."""
+    return check_renewal_reaches_every_listener(cluster)
+
+
 def test_renewed_certificates_reach_every_listener_without_a_restart(
-    cluster: ProcessCluster,
+    cluster: ProcessCluster, renewed: dict[str, str]
 ) -> None:
-    renewed = check_renewal_reaches_every_listener(cluster)
     assert {"kafka-broker-0 via haproxy", "kafka-controller-9000 controller"} <= set(renewed)
     # New connections, clients and followers alike, work on the renewed certificates.
     create(cluster, "after-renewal", partitions=3)
     produced = cluster.client("produce", topic="after-renewal", count=300, keys=30)
     assert len(produced["acked"]) == 300 and not produced["errors"], produced["errors"][:3]
     consumed = cluster.client("consume", external=True, topic="after-renewal", expect=300)
+    assert len(consumed["records"]) == 300
+
+
+def raft_view(cluster: ProcessCluster) -> dict[str, tuple[int, int]]:
+    """Each node's (metadata quorum leader, high watermark) as its metrics serve them."""
+    view = {}
+    for node in cluster.nodes:
+        text = cluster.metrics(node.entry["client_host"])
+        values = {
+            line.split(" ")[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("kafka_server_raft_metrics_")
+        }
+        view[node.name] = (
+            int(values["kafka_server_raft_metrics_current_leader"]),
+            int(values["kafka_server_raft_metrics_high_watermark"]),
+        )
+    return view
+
+
+def wait_until_every_node_follows_the_leader(cluster: ProcessCluster, timeout: float) -> int:
+    """Poll until every node names one controller as leader and has fetched the metadata log up
+    to what that leader had committed when first seen: each one's raft client connects to the
+    leader anew. Returns the leader's node id."""
+    controllers = {int(n.entry["node_id"]) for n in cluster.quorum}
+    deadline = time.monotonic() + timeout
+    target: tuple[int, int] | None = None
+    while True:
+        view = raft_view(cluster)
+        leaders = {leader for leader, _ in view.values()}
+        if len(leaders) == 1 and leaders <= controllers:
+            leader = leaders.pop()
+            leader_name = next(n.name for n in cluster.quorum if n.entry["node_id"] == leader)
+            if target is None or target[0] != leader:
+                target = (leader, view[leader_name][1])
+            behind = sorted(name for name, (_, hw) in view.items() if hw < target[1])
+            if not behind:
+                return leader
+        else:
+            behind = sorted(view)
+        assert time.monotonic() < deadline, f"nodes not following one leader: {view}"
+        time.sleep(1)
+
+
+def test_nodes_restarted_after_their_start_certificates_expired_rejoin_the_quorum(
+    cluster: ProcessCluster, renewed: dict[str, str], start_expiry: datetime.datetime
+) -> None:
+    """The old, mTLS CONTROLLER listener fails here: every node that was not restarted still
+    offers its expired start certificate on the raft client's new connections, which its
+    peers refuse, so no quorum forms around the restarted leader. With SASL/PLAIN over TLS the
+    raft client presents no certificate and only checks the server's against the CA."""
+    # A deadline, not a condition: the start certificates' expiry (plus the clock's second).
+    left = (start_expiry - datetime.datetime.now(datetime.UTC)).total_seconds()
+    time.sleep(max(0.0, left + 1))
+    leader = wait_until_every_node_follows_the_leader(cluster, timeout=30)
+    # The active controller, so that every other node must open new raft connections.
+    controller = next(n.name for n in cluster.quorum if n.entry["node_id"] == leader)
+    broker = cluster.brokers[-1].name
+    for name in (controller, broker):
+        cluster.stop_node(name)
+        cluster.start_node(name)
+    wait_until_every_node_follows_the_leader(cluster, timeout=60)
+    # Metadata changes commit and reach every broker; acks=all writes and reads work.
+    create(cluster, "after-expiry", partitions=3)
+    produced = cluster.client("produce", topic="after-expiry", count=300, keys=30)
+    assert len(produced["acked"]) == 300 and not produced["errors"], produced["errors"][:3]
+    consumed = cluster.client("consume", topic="after-expiry", expect=300)
     assert len(consumed["records"]) == 300
