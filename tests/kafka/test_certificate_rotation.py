@@ -28,8 +28,9 @@ SHAPE: dict[str, Any] = {"network": {"mode": "single"}, "security": {"client_tls
 # Long enough for the cluster to start and serve the renewal before it expires (a listener
 # serving an expired certificate cannot be asked to reload: its reloader's handshake fails,
 # which is why cert-manager renews `renew_before` the expiry); short enough to wait for. Start
-# and renewal took 63 s on a quiet machine and up to 159 s at a load average of 18 (2 cores).
-START_VALIDITY = datetime.timedelta(minutes=4)
+# and renewal took 63 s on a quiet machine and up to 159 s at a load average of 18 (2 cores):
+# 3 minutes leave the suite (which runs one test at a time) a margin of two minutes.
+START_VALIDITY = datetime.timedelta(minutes=3)
 
 
 @pytest.fixture(scope="module")
