@@ -208,6 +208,8 @@ def password_config_key(user: str) -> str:
 ZOOKEEPER_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper"
 # ZooKeeper servers' password among themselves (quorum SASL): brokers never hold it.
 ZOOKEEPER_QUORUM_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}zookeeper-quorum"
+# KRaft nodes' SASL/PLAIN password on the CONTROLLER listener (infra/model/controller_login.py).
+CONTROLLER_PASSWORD_KEY = f"{PASSWORD_KEY_PREFIX}controller"
 
 
 def secret_keys(config: StackConfig) -> list[str]:
@@ -217,6 +219,8 @@ def secret_keys(config: StackConfig) -> list[str]:
         keys += [password_config_key(user) for user in config.security.users]
     if config.quorum.kind == "zookeeper":
         keys += [ZOOKEEPER_PASSWORD_KEY, ZOOKEEPER_QUORUM_PASSWORD_KEY]
+    if config.controller_login:
+        keys.append(CONTROLLER_PASSWORD_KEY)
     return keys
 
 

@@ -13,9 +13,10 @@ from infra.stack_config import StackConfig
 
 
 def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
-    """Each secret the model asks for (SCRAM passwords, ZooKeeper's) from secret stack config
-    (`pulumi config set --secret`), by its key (`password-<user>`, `password-zookeeper`,
-    `password-zookeeper-quorum`)."""
+    """Each secret the model asks for (SCRAM passwords, ZooKeeper's, the KRaft nodes' controller
+    login) from secret stack config (`pulumi config set --secret`), by its key
+    (`password-<user>`, `password-zookeeper`, `password-zookeeper-quorum`,
+    `password-controller`)."""
     stack_config = pulumi.Config(NAMESPACE)
     return {key: stack_config.require_secret(key) for key in secret_keys(config)}
 

@@ -26,6 +26,12 @@ def check_security(c: StackConfig) -> None:
             f"{sorted(taken)[0]!r} names a ZooKeeper password (password-zookeeper, "
             "password-zookeeper-quorum); call the user something else",
         )
+    if c.controller_login and "controller" in s.users:
+        raise _refuse(
+            "users",
+            "'controller' names the KRaft nodes' password on the CONTROLLER listener "
+            "(password-controller); call the user something else",
+        )
     for grant in s.acls:
         if grant.user not in s.users:
             raise _refuse(
@@ -37,7 +43,8 @@ def check_security(c: StackConfig) -> None:
         raise _refuse(
             "replication_tls",
             "authorization needs it: brokers and controllers are super users by their "
-            "certificate; turn it on, or turn security.authorization off",
+            "certificate (and, KRaft, their controller login over TLS); turn it on, or turn "
+            "security.authorization off",
         )
 
 

@@ -146,3 +146,9 @@ class StackConfig(_Model):
         """Authorizer with super.users and deny-by-default; off by default only in local/dev."""
         enabled = self.security.authorization
         return enabled if enabled is not None else not self.small
+
+    @property
+    def controller_login(self) -> bool:
+        """KRaft nodes log in to the CONTROLLER listener with SASL/PLAIN over TLS instead of a
+        client certificate (infra/model/controller_login.py): KRaft with TLS between nodes."""
+        return self.quorum.kind == "kraft" and self.security.replication_tls

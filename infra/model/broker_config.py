@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from infra.model import labels
+from infra.model import controller_login, labels
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import KEYSTORE_FILE, METADATA_DIR, TRUSTSTORE_FILE
@@ -45,10 +45,12 @@ def client_protocol(model: ClusterModel) -> str:
 
 def _security_protocols(model: ClusterModel) -> dict[str, str]:
     c = model.config
+    between_nodes = "SSL" if c.security.replication_tls else "PLAINTEXT"
     protocols = {
         "CLIENT": client_protocol(model),
-        "REPLICATION": "SSL" if c.security.replication_tls else "PLAINTEXT",
-        "CONTROLLER": "SSL" if c.security.replication_tls else "PLAINTEXT",
+        "REPLICATION": between_nodes,
+        # KRaft: a login over TLS, not a client certificate (controller_login.py says why).
+        "CONTROLLER": "SASL_SSL" if controller_login.applies(model) else between_nodes,
     }
     if c.external.mode != "none":
         protocols["EXTERNAL"] = "SASL_SSL" if c.security.client_auth == "scram-sha-512" else "SSL"
@@ -183,13 +185,21 @@ class BrokerConfig:
         # certificate source that writes those two keys works.
         values.update({**pem_files(), "ssl.endpoint.identification.algorithm": "https"})
         if c.security.replication_tls:
-            # Brokers and controllers authenticate each other with certificates (mTLS).
+            # Brokers authenticate each other with certificates (mTLS); Kafka reloads the
+            # replica fetchers' keystore with the listener's.
             values["listener.name.replication.ssl.client.auth"] = "required"
+        if controller_login.applies(self.model):
+            # Every KRaft node logs in to the controllers (controller_login.py).
+            values.update(controller_login.server_settings(self._serves_controller()))
+        elif c.security.replication_tls:
             values["listener.name.controller.ssl.client.auth"] = "required"
         if c.security.client_auth == "mtls":
             values["ssl.client.auth"] = "required"
         self.builder.section("security", values)
         return self
+
+    def _serves_controller(self) -> bool:
+        return "CONTROLLER" in listener_protocols(self.model, self.node)
 
     def with_authorization(self) -> BrokerConfig:
         if self.model.config.authorization:
@@ -217,8 +227,9 @@ PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
 
 
 def authorization(model: ClusterModel) -> dict[str, object]:
-    """The same on every broker and controller: the nodes (their shared certificate CN) and the
-    admin are super users; everyone else gets only what an ACL grants."""
+    """The same on every broker and controller: the nodes (their shared certificate CN, which
+    is also their controller login's user) and the admin are super users; everyone else gets
+    only what an ACL grants."""
     return {
         "authorizer.class.name": model.metadata.authorizer,
         "super.users": ";".join(super_users(model)),
@@ -252,6 +263,7 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     p = model.ports
     builder = PropertiesBuilder()
     protocol = listener_protocols(model, node)["CONTROLLER"]
+    replication = _security_protocols(model)["REPLICATION"]
     builder.section("identity", {"process.roles": "controller", "node.id": node.node_id})
     builder.section("rack awareness", {"broker.rack": node.zone})
     builder.section(
@@ -259,7 +271,7 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         {
             "listeners": f"CONTROLLER://{node.replication_bind}:{p.controller}",
             "advertised.listeners": f"CONTROLLER://{node.replication_host}:{p.controller}",
-            "listener.security.protocol.map": f"CONTROLLER:{protocol},REPLICATION:{protocol}",
+            "listener.security.protocol.map": f"CONTROLLER:{protocol},REPLICATION:{replication}",
             **model.metadata.quorum_settings(model),
             "log.dirs": METADATA_DIR,
         },
@@ -269,8 +281,9 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
             "security",
             {
                 **pem_files(),
-                "ssl.client.auth": "required",
                 "ssl.endpoint.identification.algorithm": "https",
+                # Peers log in; they present no certificate (controller_login.py).
+                **controller_login.server_settings(serves_listener=True),
             },
         )
     if model.config.authorization:

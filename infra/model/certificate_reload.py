@@ -14,10 +14,11 @@ REPLICATION (broker) or CONTROLLER (dedicated controller) listener and with its 
 certificate, to set each TLS listener's keystore location to the path it already has, then
 deletes those per-node values again so server.properties stays what counts.
 
-What this does not reach (KRaft): the raft client, a node's own connections to the controllers,
-keeps the client certificate its process started with (shown on Kafka 4.3.1: once that one
-expired, controllers refused the peers' new connections). So a KRaft node must still restart
-within `renew_before` of a renewal; the reloader says so in its log (docs/provisioning.md).
+Kafka reconfigures every client channel of a node with its listener's keystore on such a
+request (the replica fetchers with REPLICATION's) except one: the raft client, a KRaft node's
+own connections to the controllers, keeps what its process started with. So the CONTROLLER
+listener asks for no client certificate at all: KRaft nodes log in there with SASL/PLAIN over
+TLS (controller_login.py), and no node needs a restart for a renewal.
 
 Why in the pod: dedicated controllers listen only to Kafka pods (NetworkPolicy) and, in dual
 mode, only on the second network; the node's own certificate is a super user (the nodes'
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model import controller_login
 from infra.model.broker_config import tls_listeners
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -55,7 +57,8 @@ CONTROLLER_RELOAD_SINCE = (4, 3, 0)
 def reloads(model: ClusterModel, node: Node) -> bool:
     """Whether the node serves its certificate on any listener (ZooKeeper servers serve none)
     and Kafka can reload it there: a dedicated controller before CONTROLLER_RELOAD_SINCE cannot,
-    and like every KRaft node it is restarted within `renew_before` instead."""
+    so it serves the certificate it started with until it restarts, which must then happen
+    within `renew_before` of a renewal (docs/provisioning.md)."""
     if node.role == "controller" and model.config.kafka_release < CONTROLLER_RELOAD_SINCE:
         return False
     return node.role != "zookeeper" and bool(tls_listeners(model, node))
@@ -69,10 +72,18 @@ def _own_listener(model: ClusterModel, node: Node) -> tuple[str, str, str]:
     return "--bootstrap-server", f"{node.replication_host}:{p.replication}", "REPLICATION"
 
 
+def _logs_in(model: ClusterModel, node: Node) -> bool:
+    """The reloader reaches the CONTROLLER listener, where KRaft nodes log in."""
+    return _own_listener(model, node)[2] == "CONTROLLER" and controller_login.applies(model)
+
+
 def client_properties(model: ClusterModel, node: Node) -> list[str]:
-    """The reloader's client config: the node's own listener, with the node's own certificate."""
+    """The reloader's client config: the node's own listener, with the node's own certificate
+    (REPLICATION) or the nodes' login (CONTROLLER)."""
     _, _, listener = _own_listener(model, node)
     lines = ["request.timeout.ms=15000", "default.api.timeout.ms=30000"]
+    if _logs_in(model, node):
+        return [*controller_login.client_properties(), *lines]
     if listener in tls_listeners(model, node):
         return [
             "security.protocol=SSL",
@@ -93,13 +104,6 @@ def reload_script(model: ClusterModel, node: Node) -> str:
     ]
     set_again = ",".join(f"{key}={KEYSTORE_FILE}" for key in keys)
     unset = ",".join(keys)
-    restart_note = ""
-    if model.config.quorum.kind == "kraft":
-        renew_before = model.config.security.certificates.renew_before
-        restart_note = (
-            f'; echo "node {node.node_id}: restart it within {renew_before} (renew_before): its '
-            'connections to the controllers keep the certificate it started with"'
-        )
     client = f"{STATE_DIR}/client.properties"
     loaded = f"{STATE_DIR}/loaded"
     lines = [
@@ -120,7 +124,7 @@ def reload_script(model: ClusterModel, node: Node) -> str:
         f'  if [ "$now" != "$(cat {loaded})" ]; then',
         f"    if configs --add-config {set_again} && configs --delete-config {unset}; then",
         f'      echo "$now" > {loaded}',
-        f'      echo "node {node.node_id} reloaded its keystore (sha256 $now)"{restart_note}',
+        f'      echo "node {node.node_id} reloaded its keystore (sha256 $now)"',
         "      failures=0",
         "    else",
         "      failures=$((failures + 1))",
@@ -135,9 +139,14 @@ def reload_script(model: ClusterModel, node: Node) -> str:
 
 
 def reloader(
-    model: ClusterModel, node: Node, image: str, tls_mount: dict[str, Any]
+    model: ClusterModel, node: Node, image: str, pod_mounts: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The container and its emptyDir volume."""
-    mounts = [tls_mount, {"name": STATE_VOLUME, "mountPath": STATE_DIR}]
+    """The container and its emptyDir volume; of `pod_mounts` it takes the TLS Secret and,
+    when it reaches the CONTROLLER listener, the nodes' login."""
+    wanted = {"tls", *([controller_login.VOLUME] if _logs_in(model, node) else [])}
+    mounts = [m for m in pod_mounts if m["name"] in wanted]
+    mounts.append({"name": STATE_VOLUME, "mountPath": STATE_DIR})
     container = sidecar(CONTAINER, image, reload_script(model, node), mounts, STATE_DIR)
+    if _logs_in(model, node):
+        container["env"].append(controller_login.tool_env())
     return container, {"name": STATE_VOLUME, "emptyDir": {"medium": "Memory"}}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model import controller_login
 from infra.model.broker_config import listener_protocols
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -103,6 +104,13 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         f"!($1 == {node_id} && $2 == dir) {{n++; if ($4 == 0) live++}} "
         'END {if (n > 0 && live * 2 > n) print "yes"}\''
     )
+    # KRaft nodes log in to the controllers (controller_login.py; the JAAS file is the
+    # container's KAFKA_OPTS).
+    login = (
+        f" echo sasl.mechanism={controller_login.MECHANISM};"
+        if controller_login.applies(model)
+        else ""
+    )
     lines = [
         "trap 'exit 0' TERM",
         f"rm -f {VOTER_FILE}",
@@ -111,7 +119,8 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         # needs to reach the controllers' listener: add-controller reads both from one file.
         f"admin={STATE_DIR}/admin.properties",
         f"{{ cat {CONFIG_DIR}/{config_file}; "
-        f'echo security.protocol={listener_protocols(model, node)["CONTROLLER"]}; }} > "$admin"',
+        f"echo security.protocol={listener_protocols(model, node)['CONTROLLER']};{login} "
+        f'}} > "$admin"',
         f'quorum() {{ {tool} --command-config "$admin" "$@"; }}',
         f"me=$(sed -n 's/^directory.id=//p' {METADATA_DIR}/meta.properties)",
         # A directory of the initial set is a voter from the quorum's first record: ready
@@ -161,6 +170,8 @@ def membership_container(
     container = sidecar(
         CONTAINER, image, membership_script(model, node, config_file), mounts, STATE_DIR
     )
+    if controller_login.applies(model):
+        container["env"].append(controller_login.tool_env())
     container["readinessProbe"] = {
         "exec": {"command": ["test", "-f", VOTER_FILE]},
         "periodSeconds": RETRY_SECONDS,

@@ -21,6 +21,9 @@ ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
 ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own
 ZK_JAAS_DIR = "/etc/zookeeper/jaas"  # ZooKeeper's SASL/DIGEST server login (a Secret)
 KAFKA_ZK_JAAS_DIR = "/etc/kafka/zookeeper-jaas"  # brokers' and tools' login at ZooKeeper
+# KRaft nodes' SASL/PLAIN login on the CONTROLLER listener (a Secret): the server's JAAS file and
+# the one of the node's tools that reach that listener.
+CONTROLLER_LOGIN_DIR = "/etc/kafka/controller-login"
 KAFKA_BIN = "/opt/kafka/bin"  # the Kafka image's tools
 DATA_DIR_PREFIX = "/var/lib/kafka/data-"  # one log directory per data volume (JBOD)
 

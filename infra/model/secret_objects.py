@@ -1,10 +1,11 @@
-"""The stack's Secrets: SCRAM users, ZooKeeper's logins and the admin Jobs' client config, each
-value taken by the program from secret stack config (`SecretValue`), never from the render."""
+"""The stack's Secrets: SCRAM users, ZooKeeper's and the controllers' logins and the admin Jobs'
+client config, each value taken by the program from secret stack config (`SecretValue`), never
+from the render."""
 
 from __future__ import annotations
 
-from infra.config import ZOOKEEPER_PASSWORD_KEY, password_config_key
-from infra.model import admin_client, secret_text, security, zookeeper_auth
+from infra.config import CONTROLLER_PASSWORD_KEY, ZOOKEEPER_PASSWORD_KEY, password_config_key
+from infra.model import admin_client, controller_login, secret_text, security, zookeeper_auth
 from infra.model.cluster import ClusterModel
 from infra.model.declared import Declared, SecretValue
 
@@ -39,6 +40,30 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     ]
 
 
+def _controller_login(model: ClusterModel) -> list[Declared]:
+    """KRaft nodes' SASL/PLAIN login on the CONTROLLER listener, built from secret config."""
+    if not controller_login.applies(model):
+        return []
+    files = {
+        name: SecretValue(
+            CONTROLLER_PASSWORD_KEY,
+            template=text,
+            form=secret_text.JAAS_FILE,
+            refusals=secret_text.JAAS_FILE_REFUSALS,
+        )
+        for name, text in controller_login.jaas_files(model).items()
+    }
+    metadata = {"name": controller_login.secret_name(model), "namespace": model.config.namespace}
+    return [
+        Declared(
+            "Secret",
+            "controller-login",
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _admin_client(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]) -> list[Declared]:
     """The SCRAM admin's client config for the admin Jobs, its password quoted in by the program."""
     admin_key = password_config_key(model.config.security.admin_user)
@@ -58,8 +83,9 @@ def _admin_client(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]
 
 
 def secrets(model: ClusterModel) -> list[Declared]:
+    logins = _zookeeper_jaas(model) + _controller_login(model)
     if model.config.security.client_auth != "scram-sha-512":
-        return _zookeeper_jaas(model)
+        return logins
     # The init containers seeding SCRAM users hand each password to a Kafka tool.
     scram_refusals = (
         secret_text.ZOOKEEPER_SCRAM_REFUSALS
@@ -84,4 +110,4 @@ def secrets(model: ClusterModel) -> list[Declared]:
         )
         for user in model.config.security.users
     ]
-    return _zookeeper_jaas(model) + _admin_client(model, scram_refusals) + users
+    return logins + _admin_client(model, scram_refusals) + users

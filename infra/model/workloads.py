@@ -12,6 +12,7 @@ from typing import Any
 
 from infra.model import (
     certificate_reload,
+    controller_login,
     labels,
     membership,
     metrics,
@@ -155,6 +156,8 @@ def _kafka_opts(model: ClusterModel) -> str:
     options = metrics.kafka_opts(model)
     if model.config.quorum.kind == "zookeeper":
         options += " " + zookeeper_auth.client_jaas_option()
+    if controller_login.applies(model):
+        options += " " + controller_login.server_jvm_option()
     return options
 
 
@@ -166,6 +169,10 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
     config_file = "server.properties" if is_broker else "controller.properties"
     pod_labels = labels.component_labels(c.cluster_name, node.role, node.workload)
     volumes, mounts = _tls_volumes(model, node)
+    if controller_login.applies(model):
+        login_volume, login_mount = controller_login.volume(model)
+        volumes.append(login_volume)
+        mounts.append(login_mount)
     claims: list[dict[str, Any]] = []
     if is_broker:
         resources = model.broker_resources
@@ -220,7 +227,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             sidecar_mounts = [
                 {**m, "readOnly": True} if m["name"] == "metadata" else m
                 for m in mounts
-                if m["name"] in ("config", "tls", "metadata")
+                if m["name"] in ("config", "tls", "metadata", controller_login.VOLUME)
             ]
             containers.append(
                 membership.membership_container(
@@ -229,8 +236,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             )
         init.append(_format_storage_init(model, node, image, config_file, format_mounts))
     if certificate_reload.reloads(model, node):
-        tls_mount = next(m for m in mounts if m["name"] == "tls")
-        reloader, reloader_state = certificate_reload.reloader(model, node, image, tls_mount)
+        reloader, reloader_state = certificate_reload.reloader(model, node, image, mounts)
         containers.append(reloader)
         volumes.append(reloader_state)
     if c.quorum.kind == "zookeeper":

@@ -104,12 +104,19 @@ class PodSteps:
         enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
         return subprocess.run(enter, capture_output=True, check=False).returncode == 0
 
-    def exec_in(self, name: str, command: str) -> str:
-        """What `kubectl exec` does: `command` in the pod's namespaces, with its volumes."""
+    def exec_in(self, name: str, command: str, container: str | None = None) -> str:
+        """What `kubectl exec [-c container]` does: `command` in the pod's namespaces, with its
+        volumes and, when a container is named, that container's rendered environment."""
         node = self.node(name)
+        env = dict(os.environ)
+        if container is not None:
+            spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
+            env.update(pods.environment(spec, self.secrets))
         script = self._mount_script(node, f"sh -c {shlex.quote(command)}")
         enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
-        result = subprocess.run(enter, capture_output=True, text=True, check=False, timeout=120)
+        result = subprocess.run(
+            enter, capture_output=True, text=True, check=False, timeout=120, env=env
+        )
         if result.returncode != 0:
             raise VerifyError(f"{name}: {command.split()[0]} failed: {result.stderr[-800:]}")
         return result.stdout

@@ -76,6 +76,9 @@ class ProcessCluster(ClientAccess, PodSteps):
     render_dir: Path
     workdir: Path
     heap_mb: int = 320
+    # How long the certificates the nodes start with are valid; cert-manager never issues under
+    # 1h (config refuses it), so only a test asks for less, to see a start certificate expire.
+    certificate_validity: datetime.timedelta = certificates.VALIDITY
     password: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     nodes: list[Node] = field(default_factory=list)
 
@@ -204,7 +207,7 @@ class ProcessCluster(ClientAccess, PodSteps):
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.ca_file.write_bytes(self.authority.pem)
         self.admin_tls = certificates.issue_admin(self.authority, self.topology, self.workdir)
-        self.renew_certificates()
+        self.renew_certificates(self.certificate_validity)
 
     def renew_certificates(self, validity: datetime.timedelta = certificates.VALIDITY) -> None:
         """Every node's Secret anew (new key, new serial), as cert-manager renews it."""

@@ -75,10 +75,15 @@ def test_each_node_s_reloader_asks_its_own_node_to_reload_every_tls_listener() -
     )
     assert f"listener.name.controller.ssl.keystore.location={KEYSTORE_FILE}" in controller_script
     assert "listener.name.client" not in controller_script
-    # Its own certificate is its login: the nodes' principal is a super user.
+    # A broker's own certificate is its login (the nodes' principal is a super user); on the
+    # CONTROLLER listener the nodes log in with the same principal's password
+    # (tests/infra/test_controller_login.py).
     assert f"ssl.keystore.location={KEYSTORE_FILE}" in certificate_reload.client_properties(
-        model, controller
+        model, broker
     )
+    assert "sasl.mechanism=PLAIN" in certificate_reload.client_properties(model, controller)
+    # No node is told to restart for a renewal any more.
+    assert "restart" not in broker_script and "restart" not in controller_script
 
 
 def test_every_kafka_pod_runs_a_reloader_and_no_zookeeper_server_does() -> None:

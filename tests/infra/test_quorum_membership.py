@@ -68,7 +68,7 @@ def test_the_membership_container_is_ready_only_as_a_voter() -> None:
     # It asks the other voters, never itself, with its own node's properties.
     assert "--bootstrap-controller" in script and f"{CONFIG_DIR}/controller.properties" in script
     mounts = {m["name"] for m in sidecar["volumeMounts"]}
-    assert mounts == {"config", "tls", "metadata", membership.STATE_VOLUME}
+    assert mounts == {"config", "tls", "metadata", "controller-login", membership.STATE_VOLUME}
 
 
 def test_the_birth_record_is_declared_after_every_voter() -> None:

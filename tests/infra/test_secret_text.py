@@ -77,6 +77,7 @@ def secret_values(environment: str, **overrides: Any) -> list[SecretValue]:
     [
         ("dev", ZOOKEEPER, "password-zookeeper", "a${user.home}", "'${'"),
         ("prod", {}, "password-admin", "a,b", "','"),
+        ("prod", {}, "password-controller", "a${user.home}", "'${'"),
         ("dev", ZOOKEEPER, "password-admin", "a]b", "']'"),
         ("dev", ZOOKEEPER, "password-admin", " ab", "whitespace"),
     ],

@@ -5,6 +5,7 @@ Missing parts (jars, haproxy, namespaces) fail the tier with the reason; nothing
 
 from __future__ import annotations
 
+import datetime
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from infra import render
-from infra.verify import network
+from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
@@ -50,9 +51,14 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
 
 
 def start_cluster(
-    tmp: Path, brokers: int, passwords: dict[str, str] | None = None, **overrides: Any
+    tmp: Path,
+    brokers: int,
+    passwords: dict[str, str] | None = None,
+    certificate_validity: datetime.timedelta = certificates.VALIDITY,
+    **overrides: Any,
 ) -> ProcessCluster:
-    """`passwords`: secret config by key (`password-<user>`); by default the placeholder."""
+    """`passwords`: secret config by key (`password-<user>`); by default the placeholder.
+    `certificate_validity`: of the certificates the nodes start with."""
     problem = network.available()
     if problem:
         pytest.fail(problem)
@@ -60,7 +66,7 @@ def start_cluster(
         pytest.fail("haproxy is missing: run scripts/install-system-deps.sh")
     config = config_of("local", **stack_values(brokers, **overrides))
     render.write(config, tmp / "render", render.manifests(config, passwords))
-    cluster = ProcessCluster(tmp / "render", tmp / "run")
+    cluster = ProcessCluster(tmp / "render", tmp / "run", certificate_validity=certificate_validity)
     try:
         cluster.start()
     except BaseException:

@@ -29,16 +29,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster
 
 
 def quorum(cluster: ProcessCluster, asking: str, what: str) -> str:
-    """`kafka-metadata-quorum describe --<what>` from a voter's pod, as an operator would."""
+    """`kafka-metadata-quorum describe --<what>` from a voter's pod, as an operator would: in
+    its membership container, with the client config and login that container uses."""
     port = cluster.topology["ports"]["controller"]
     controllers = ",".join(f"{n.entry['replication_ip']}:{port}" for n in cluster.quorum)
     return cluster.exec_in(
         asking,
-        "config=$(mktemp) && { cat /etc/kafka/config/controller.properties; "
-        'echo security.protocol=SSL; } > "$config" && '
         "/opt/kafka/bin/kafka-metadata-quorum.sh --bootstrap-controller "
-        f'{controllers} --command-config "$config" describe --{what}; '
-        'status=$?; rm -f "$config"; exit $status',
+        f"{controllers} --command-config {membership.STATE_DIR}/admin.properties "
+        f"describe --{what}",
+        container=SIDECAR,
     )
 
 
