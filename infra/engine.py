@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from infra.config import NAMESPACE, secret_keys, stack_document
+from infra.protocol_changes import ProtocolChange, protocol_changes
 from infra.stack_config import StackConfig
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
@@ -102,6 +103,7 @@ class Preview:
     steps: list[Step]
     summary: dict[str, int]
     errors: list[str]  # what the engine refused, e.g. replacing a protected object
+    protocol_changes: list[ProtocolChange] = field(default_factory=list)  # cannot roll
 
 
 def working_config(stack_file: Path, previous: Path, extra: dict[str, Any]) -> str:
@@ -256,7 +258,12 @@ class Engine:
             for d in document.get("diagnostics", [])
             if d.get("severity") == "error"
         ]
-        return Preview(steps_from_preview(document), dict(document["changeSummary"]), errors)
+        return Preview(
+            steps_from_preview(document),
+            dict(document["changeSummary"]),
+            errors,
+            protocol_changes(document),
+        )
 
     def destroy(self, stack: str) -> None:
         self.run("destroy", "--yes", "--skip-preview", *self._stack_args(stack))

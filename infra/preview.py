@@ -18,6 +18,7 @@ from infra.config import load_stack, sizing_summary
 from infra.engine import LOCAL_PASSPHRASE, Engine, EngineError, Step, placeholder_passwords
 from infra.errors import ConfigError
 from infra.model.cluster import ClusterModel
+from infra.protocol_changes import ProtocolChange
 from infra.stack_config import StackConfig
 
 OPERATIONS = ("create", "update", "replace", "delete")
@@ -34,6 +35,13 @@ class StackPreview:
     # shrinking a drain first (Kafka never moves existing replicas by itself).
     deployed_brokers: tuple[int, ...] | None = None
     declared_brokers: tuple[int, ...] = ()
+    # Between-node listeners whose protocol changes: no ordered roll can carry them.
+    protocol_changes: tuple[ProtocolChange, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        """A pipeline gating on the preview stops: data at risk, or a roll that cannot work."""
+        return bool(self.risks or self.protocol_changes)
 
     @property
     def changes(self) -> list[Step]:
@@ -65,6 +73,7 @@ def run(
         found.errors,
         broker_ids(outputs.get("broker_zones")),
         declared,
+        tuple(found.protocol_changes),
     )
 
 
@@ -183,6 +192,17 @@ def markdown(preview: StackPreview) -> str:
             "(protected objects; `pulumi up` would stop):",
             "",
             *[f"> - {_short(refusal)}" for refusal in preview.refusals[:10]],
+            "",
+        ]
+    if preview.protocol_changes:
+        lines += [
+            "> **This change cannot roll**: it changes how the nodes talk to each other. A node "
+            "restarted with the new protocol and one still on the old cannot talk on that "
+            "listener, so the ordered roll would stop at its first node. It needs every Kafka pod "
+            "restarted together, a short outage to plan (docs/provisioning.md, "
+            '"Changes roll one node at a time"):',
+            "",
+            *[f"> - {change.sentence()}" for change in preview.protocol_changes],
             "",
         ]
     notes = growth_notes(preview)

@@ -94,7 +94,8 @@ def preview(
     """What `pulumi up` would create, update, replace or delete against the deployed stack.
 
     Runs `pulumi preview` of this checkout's program and stack file against the stack's state
-    (or against --base); exits 3 when a stateful object would be replaced or deleted.
+    (or against --base); exits 3 when a stateful object would be replaced or deleted, or when
+    the change cannot roll one node at a time (how the nodes talk to each other changes).
     """
     from infra import preview as previews
     from infra.config import load_stack
@@ -124,7 +125,9 @@ def preview(
         for step in found.changes:
             flag = "  (data-loss risk)" if step.data_loss_risk else ""
             typer.echo(f"{step.op:8} {step.kind}/{step.name}{flag}")
-    if found.risks:
+        for change in found.protocol_changes:
+            typer.echo(f"cannot roll: {change.sentence()}")
+    if found.blocked:
         raise typer.Exit(code=3)
 
 

@@ -81,3 +81,19 @@ def test_a_larger_volume_updates_the_claims_in_place(project: Project, tmp_path:
     assert "| replace |" not in comment and "| delete |" not in comment, comment
     assert "StatefulSet" not in comment, comment  # nothing about the workloads changes
     assert "data-loss risk" not in comment
+
+
+def test_a_change_of_how_the_nodes_talk_to_each_other_is_flagged_as_unable_to_roll(
+    project: Project,
+) -> None:
+    # The base deployed CONTROLLER with client certificates (mTLS), as kafkastack rendered it
+    # before the controller login; the head logs in there with SASL/PLAIN over TLS.
+    login = "infra/model/controller_login.py"
+    project.edit_code(login, "return model.config.controller_login", "return False")
+    base = project.commit("nodes present certificates on CONTROLLER")
+    project.edit_code(login, "return False", "return model.config.controller_login")
+    code, comment = project.preview("staging", base)
+    assert code == 3, comment  # a pipeline gating on the preview stops here
+    assert "**This change cannot roll**" in comment, comment
+    assert "> - CONTROLLER: SSL → SASL_SSL (`kafka-broker-0-config`" in comment, comment
+    assert "data-loss risk" not in comment  # the objects update in place; the roll is the risk
