@@ -52,7 +52,15 @@ def installation_id(env: Mapping[str, str]) -> str | None:
     home = java.resolve().parent.parent
     modules = home / "lib" / "modules"  # the JDK's classes: replaced by every JDK update
     stat = modules.stat() if modules.exists() else java.resolve().stat()
-    identity = f"{home}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}"
+    # The JVM uses an archive only while every jar of its classpath has the size and time it
+    # had at recording: a reinstalled pyspark (a fresh virtualenv at the same path, as on every
+    # CI clone) has new jar times, and its old archive would be skipped without a word.
+    jars = Path(pyspark.__file__).parent / "jars"
+    installed = jars.stat().st_mtime_ns if jars.exists() else 0
+    identity = (
+        f"{home}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}"
+        f"|{installed}"
+    )
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 

@@ -45,6 +45,19 @@ def test_another_jdk_gets_another_archive(tmp_path: Path) -> None:
     assert first is not None and updated is not None and first.name != updated.name
 
 
+def test_a_reinstalled_pyspark_gets_another_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = fake_jdk(tmp_path / "jdk")
+    site = tmp_path / "site" / "pyspark"
+    (site / "jars").mkdir(parents=True)
+    monkeypatch.setattr(class_archive.pyspark, "__file__", str(site / "__init__.py"))
+    first = class_archive.archive_path(env)
+    os.utime(site / "jars", ns=(0, 10**18))  # its jars written again, at the same path
+    again = class_archive.archive_path(env)
+    assert first is not None and again is not None and first.name != again.name
+
+
 @pytest.mark.parametrize(
     "launcher",
     [
