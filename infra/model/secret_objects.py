@@ -10,11 +10,26 @@ from infra.model.cluster import ClusterModel
 from infra.model.declared import Declared, SecretValue
 
 
+def _files_secret(
+    model: ClusterModel, logical: str, name: str, files: dict[str, object]
+) -> list[Declared]:
+    """One Secret of files, its values hidden in the engine's state and outputs too."""
+    metadata = {"name": name, "namespace": model.config.namespace}
+    return [
+        Declared(
+            "Secret",
+            logical,
+            {"metadata": metadata, "stringData": files},
+            secret_outputs=("stringData", "data"),
+        )
+    ]
+
+
 def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
     """ZooKeeper's and the brokers' SASL/DIGEST logins, built from secret config."""
     if model.config.quorum.kind != "zookeeper":
         return []
-    files = {
+    files: dict[str, object] = {
         name: SecretValue(
             ZOOKEEPER_PASSWORD_KEY,
             template=text,
@@ -26,25 +41,14 @@ def _zookeeper_jaas(model: ClusterModel) -> list[Declared]:
         )
         for name, text in zookeeper_auth.jaas_files().items()
     }
-    metadata = {
-        "name": zookeeper_auth.jaas_secret_name(model),
-        "namespace": model.config.namespace,
-    }
-    return [
-        Declared(
-            "Secret",
-            "zookeeper-jaas",
-            {"metadata": metadata, "stringData": files},
-            secret_outputs=("stringData", "data"),
-        )
-    ]
+    return _files_secret(model, "zookeeper-jaas", zookeeper_auth.jaas_secret_name(model), files)
 
 
 def _controller_login(model: ClusterModel) -> list[Declared]:
     """KRaft nodes' SASL/PLAIN login on the CONTROLLER listener, built from secret config."""
     if not controller_login.applies(model):
         return []
-    files = {
+    files: dict[str, object] = {
         name: SecretValue(
             CONTROLLER_PASSWORD_KEY,
             template=text,
@@ -53,33 +57,17 @@ def _controller_login(model: ClusterModel) -> list[Declared]:
         )
         for name, text in controller_login.jaas_files(model).items()
     }
-    metadata = {"name": controller_login.secret_name(model), "namespace": model.config.namespace}
-    return [
-        Declared(
-            "Secret",
-            "controller-login",
-            {"metadata": metadata, "stringData": files},
-            secret_outputs=("stringData", "data"),
-        )
-    ]
+    return _files_secret(model, "controller-login", controller_login.secret_name(model), files)
 
 
 def _admin_client(model: ClusterModel, refusals: tuple[secret_text.Refusal, ...]) -> list[Declared]:
     """The SCRAM admin's client config for the admin Jobs, its password quoted in by the program."""
     admin_key = password_config_key(model.config.security.admin_user)
-    files = {
+    files: dict[str, object] = {
         name: SecretValue(admin_key, template, secret_text.JAAS_PROPERTY, refusals)
         for name, template in admin_client.admin_client_files(model).items()
     }
-    metadata = {"name": model.names.admin_client_secret, "namespace": model.config.namespace}
-    return [
-        Declared(
-            "Secret",
-            "admin-client",
-            {"metadata": metadata, "stringData": files},
-            secret_outputs=("stringData", "data"),
-        )
-    ]
+    return _files_secret(model, "admin-client", model.names.admin_client_secret, files)
 
 
 def secrets(model: ClusterModel) -> list[Declared]:
