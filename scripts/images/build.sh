@@ -172,7 +172,9 @@ build() {
   log "$name:$tag built in $(( $(date +%s) - start ))s ($(du -h "$tarball" | cut -f1))"
 }
 
-busybox_version="$(/bin/busybox | head -1)"
+# sed reads the whole help text: `| head -1` stops reading early, and busybox, still writing,
+# dies of SIGPIPE, which pipefail turns into the script's failure (exit 141, seen in CI).
+busybox_version="$(/bin/busybox | sed -n 1p)"
 build pause 3.10 "$busybox_version" -- \
   --config.entrypoint /bin/busybox --config.entrypoint sleep --config.entrypoint infinity
 build busybox 1 "$busybox_version" -- --config.cmd /bin/sh

@@ -18,7 +18,7 @@ for b in "${bins[@]}"; do
   CGO_ENABLED=0 gobuild -tags "no_btrfs no_devmapper no_zfs" \
     -ldflags "-X $mod/version.Version=$CONTAINERD_VERSION" -o "$BIN/$b" "$mod/cmd/$b"
 done
-"$BIN/containerd" --version | grep -q "$CONTAINERD_VERSION"
+[[ "$("$BIN/containerd" --version)" == *"$CONTAINERD_VERSION"* ]]
 save_pins containerd
 mark_built containerd "$CONTAINERD_VERSION"
 log "containerd $CONTAINERD_VERSION built in $(( $(date +%s) - start ))s"

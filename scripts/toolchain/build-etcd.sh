@@ -12,7 +12,7 @@ if ! pinned etcd; then
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
 fi
 gobuild -o "$BIN/etcd" go.etcd.io/etcd/server/v3
-"$BIN/etcd" --version | grep -q "${ETCD_VERSION#v}"
+[[ "$("$BIN/etcd" --version)" == *"${ETCD_VERSION#v}"* ]]
 save_pins etcd
 mark_built etcd "$ETCD_VERSION"
 log "etcd $ETCD_VERSION built in $(( $(date +%s) - start ))s"

@@ -30,7 +30,7 @@ gobuild -tags osusergo,grpcnotrace \
   -o "$BIN/pulumi-language-python" .
 save_pins "$part"
 install -m 0755 ../pulumi-language-python-exec "$BIN/pulumi-language-python-exec"
-"$BIN/pulumi-language-python" --help >/dev/null 2>&1 || "$BIN/pulumi-language-python" -h 2>&1 | grep -q Usage
+"$BIN/pulumi-language-python" --help >/dev/null 2>&1 || [[ "$("$BIN/pulumi-language-python" -h 2>&1)" == *Usage* ]]
 mark_built "$part" "$pin"
 mark_origin "$part" "built from $PULUMI_LANGUAGE_PYTHON_ARCHIVE (sha256 verified)"
 log "$part $PULUMI_VERSION built in $(( $(date +%s) - start ))s"

@@ -24,7 +24,7 @@ fi
 gobuild -tags osusergo,grpcnotrace \
   -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
   -o "$BIN/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-"$BIN/pulumi" version | grep -qx "$PULUMI_VERSION"
+[ "$("$BIN/pulumi" version)" = "$PULUMI_VERSION" ]
 save_pins pulumi
 mark_built pulumi "$PULUMI_VERSION"
 log "pulumi $PULUMI_VERSION built in $(( $(date +%s) - start ))s"

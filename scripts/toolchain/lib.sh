@@ -119,7 +119,7 @@ kube_build() {
   for b in "${bins[@]}"; do
     gobuild -pgo=off -ldflags "$(kube_ldflags)" -o "$BIN/$b" "k8s.io/kubernetes/cmd/$b"
   done
-  "$BIN/${bins[0]}" --version | grep -q "$KUBERNETES_VERSION"
+  [[ "$("$BIN/${bins[0]}" --version)" == *"$KUBERNETES_VERSION"* ]]
   save_pins kube
   mark_built "$stamp" "$KUBERNETES_VERSION"
   log "${bins[*]} $KUBERNETES_VERSION built in $(( $(date +%s) - start ))s"
