@@ -26,17 +26,17 @@ def kubectl_binary() -> str | None:
     return shutil.which("kubectl") or (str(cached) if cached.is_file() else None)
 
 
-def kubectl(*args: str) -> subprocess.CompletedProcess[str] | str:
+def kubectl(*args: str, timeout: float = TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str] | str:
     """kubectl's reply, or why there is none (no kubectl, a timeout, a non-zero exit)."""
     binary = kubectl_binary()
     if binary is None:
         return "no kubectl on PATH or in the toolchain cache"
     try:
         result = subprocess.run(
-            [binary, *args], capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False
+            [binary, *args], capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        return f"kubectl {args[0]} gave no answer in {TIMEOUT_SECONDS} s"
+        return f"kubectl {args[0]} gave no answer in {timeout:g} s"
     except OSError as err:
         return f"kubectl could not start: {err}"
     if result.returncode != 0:

@@ -10,6 +10,7 @@ from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
+from infra.voter_removal import check_voter_removal
 
 
 def secrets_from_config(config: StackConfig) -> dict[str, pulumi.Output[str]]:
@@ -28,8 +29,10 @@ def provision(
     # (`kubernetes:renderYamlToDirectory`: previews, `kafkastack render`) has no cluster to ask.
     rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory") or not ask_cluster
     if not rendering:
-        # Before anything is declared: fewer brokers only once the ones that go are drained.
+        # Before anything is declared: fewer brokers only once the ones that go are drained,
+        # fewer KRaft voters only once the ones that go have left the voter set.
         check_broker_removal(config)
+        check_voter_removal(config)
     running = RunningQuorum() if rendering else read_running_quorum(config)
     model = ClusterModel.from_config(
         config,

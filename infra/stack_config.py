@@ -77,6 +77,11 @@ class StackConfig(_Model):
         description="remove brokers even when the running cluster cannot say that they hold no "
         "partition replicas (infra/broker_removal.py); for one change, then back to false",
     )
+    allow_unverified_voter_removal: bool = Field(
+        default=False,
+        description="delete KRaft voters' StatefulSets even when no staying voter's pod can say "
+        "that they left the voter set (infra/voter_removal.py); for one change, then back to false",
+    )
     protect: bool | None = Field(
         default=None,
         description="Pulumi `protect` on the namespace, storage classes and workloads, so "

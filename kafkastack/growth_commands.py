@@ -1,5 +1,6 @@
 """`kafkastack rebalance` and `kafkastack drain`: move replicas onto new brokers, or off
-brokers about to be removed (docs/provisioning.md, "Growth")."""
+brokers about to be removed (docs/provisioning.md, "Growth"); `kafkastack remove-voters`: take
+KRaft voters the stack no longer declares out of the quorum before they are deleted."""
 
 from __future__ import annotations
 
@@ -101,7 +102,28 @@ def drain(
     _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, remove)
 
 
+def remove_voters(
+    stack: Annotated[str, typer.Option(help="environment, as the change will declare it")],
+    stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
+    dry_run: DryRun = False,
+    timeout: Timeout = 600,
+) -> None:
+    """Remove from the KRaft voter set, one at a time, the voters STACK no longer declares
+    (through `kubectl exec` in a staying voter's pod), so the change can delete them."""
+    from infra.config import load_stack
+    from infra.errors import ConfigError
+    from infra.voter_removal import QuorumUnreachable, kubectl_exec
+    from infra.voter_removal import remove_voters as remove
+
+    try:
+        config = load_stack(stacks_dir, stack)
+        remove(config, kubectl_exec(config.namespace), typer.echo, timeout, dry_run)
+    except (ConfigError, QuorumUnreachable) as err:
+        raise fail(str(err)) from None
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
     app.command()(rebalance)
     app.command()(drain)
+    app.command()(remove_voters)

@@ -19,6 +19,7 @@ every voter must write the same initial set, and a lost disk never reuses them.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from infra.model import controller_login
@@ -34,6 +35,9 @@ BORN_KEY = "born"
 STATE_VOLUME = "quorum-state"
 STATE_DIR = "/var/lib/kafka/quorum-state"  # the membership container's files (an emptyDir)
 VOTER_FILE = f"{STATE_DIR}/voter"  # present once this pod's directory is a voter: its readiness
+# The container's admin client config (the node's properties plus the controller listener's
+# login), written at its start: operators and `kafkastack remove-voters` ask the quorum with it.
+ADMIN_FILE = f"{STATE_DIR}/admin.properties"
 CONTAINER = "quorum-membership"
 # How often the membership container asks the quorum again while its pod is not a voter.
 RETRY_SECONDS = 5
@@ -85,13 +89,46 @@ def voter_format_script(format_command: str, birth_flags: str) -> str:
     )
 
 
+def quorum_tool(
+    model: ClusterModel, asking: Node | None = None, command_config: str = ADMIN_FILE
+) -> str:
+    """`kafka-metadata-quorum` aimed at the stack's voters (but `asking`, which may not be one
+    yet), logged in with the membership container's admin file; run it in that container."""
+    bootstrap = ",".join(
+        f"{v.replication_host}:{model.ports.controller}" for v in model.voters if v != asking
+    )
+    return (
+        f"{KAFKA_BIN}/kafka-metadata-quorum.sh --bootstrap-controller {bootstrap} "
+        f"--command-config {command_config}"
+    )
+
+
+def current_voters(status: str) -> dict[int, str] | None:
+    """Voter id → directory id from `describe --status`; None when it lists no voter set."""
+    for line in status.splitlines():
+        if line.startswith("CurrentVoters:"):
+            try:
+                return {
+                    int(v["id"]): str(v["directoryId"]) for v in json.loads(line.split(":", 1)[1])
+                }
+            except (ValueError, KeyError, TypeError):
+                return None
+    return None
+
+
+def replication_rows(text: str) -> list[dict[str, str]]:
+    """`describe --replication` as rows by its header (NodeId, DirectoryId, Lag, Status, …)."""
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    if not rows:
+        return []
+    header = rows[0]
+    return [dict(zip(header, row, strict=False)) for row in rows[1:]]
+
+
 def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
     """The membership container's script (see the module docstring); it ends sleeping, ready."""
     node_id = node.node_id
-    bootstrap = ",".join(
-        f"{v.replication_host}:{model.ports.controller}" for v in model.voters if v != node
-    )
-    tool = f"{KAFKA_BIN}/kafka-metadata-quorum.sh --bootstrap-controller {bootstrap}"
+    admin_file = '"$admin"'
     voters_of_mine = (
         f"sed -n 's/^CurrentVoters:[[:space:]]*//p' | "
         f'grep -o \'"id": *{node_id}, *"directoryId": *"[^"]*"\' | '
@@ -117,11 +154,11 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         f"pause() {{ sleep {RETRY_SECONDS} & wait $!; }}",
         # The node's own properties (node id, directory, listener) plus what its admin client
         # needs to reach the controllers' listener: add-controller reads both from one file.
-        f"admin={STATE_DIR}/admin.properties",
+        f"admin={ADMIN_FILE}",
         f"{{ cat {CONFIG_DIR}/{config_file}; "
         f"echo security.protocol={listener_protocols(model, node)['CONTROLLER']};{login} "
         f'}} > "$admin"',
-        f'quorum() {{ {tool} --command-config "$admin" "$@"; }}',
+        f'quorum() {{ {quorum_tool(model, node, command_config=admin_file)} "$@"; }}',
         f"me=$(sed -n 's/^directory.id=//p' {METADATA_DIR}/meta.properties)",
         # A directory of the initial set is a voter from the quorum's first record: ready
         # without asking (during the birth no majority answers yet).

@@ -4,7 +4,6 @@ a voter again under a new one while the quorum keeps a majority and acks=all pro
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -36,21 +35,19 @@ def quorum(cluster: ProcessCluster, asking: str, what: str) -> str:
     return cluster.exec_in(
         asking,
         "/opt/kafka/bin/kafka-metadata-quorum.sh --bootstrap-controller "
-        f"{controllers} --command-config {membership.STATE_DIR}/admin.properties "
+        f"{controllers} --command-config {membership.ADMIN_FILE} "
         f"describe --{what}",
         container=SIDECAR,
     )
 
 
 def voters(status: str) -> dict[int, str]:
-    line = next(x for x in status.splitlines() if x.startswith("CurrentVoters:"))
-    return {v["id"]: v["directoryId"] for v in json.loads(line.split(":", 1)[1])}
+    found = membership.current_voters(status)
+    assert found is not None, status
+    return found
 
 
-def replication(text: str) -> list[dict[str, str]]:
-    rows = [line.split() for line in text.splitlines() if line.strip()]
-    header = rows[0]
-    return [dict(zip(header, row, strict=False)) for row in rows[1:]]
+replication = membership.replication_rows
 
 
 def directory_id(cluster: ProcessCluster, name: str) -> str:
