@@ -37,6 +37,8 @@ class StackPreview:
     declared_brokers: tuple[int, ...] = ()
     # Between-node listeners whose protocol changes: no ordered roll can carry them.
     protocol_changes: tuple[ProtocolChange, ...] = ()
+    # KRaft voters the change deletes: they must leave the voter set first.
+    going_voters: tuple[int, ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -65,15 +67,42 @@ def run(
     except EngineError:
         outputs = {}  # a stack that was never deployed has no outputs
     declared = tuple(b.node_id for b in ClusterModel.from_config(config).brokers)
+    deployed = broker_ids(outputs.get("broker_zones"))
     return StackPreview(
         stack,
         found.steps,
         outputs.get("sizing"),
         sizing_summary(config),
         found.errors,
-        broker_ids(outputs.get("broker_zones")),
+        deployed,
         declared,
         tuple(found.protocol_changes),
+        going_voters(config, found.steps, deployed, declared),
+    )
+
+
+def going_voters(
+    config: StackConfig,
+    steps: list[Step],
+    deployed_brokers: tuple[int, ...] | None,
+    declared_brokers: tuple[int, ...],
+) -> tuple[int, ...]:
+    """The KRaft voters the change deletes: controllers whose StatefulSet goes, or, when the
+    brokers are the voters (`quorum.combined`), the brokers that go."""
+    if config.quorum.kind != "kraft":
+        return ()
+    if config.quorum.combined:
+        return tuple(sorted(set(deployed_brokers or ()) - set(declared_brokers)))
+    prefix = ClusterModel.from_config(config).names.controller(0).removesuffix("0")
+    return tuple(
+        sorted(
+            int(step.name.removeprefix(prefix))
+            for step in steps
+            if step.op == "delete"
+            and step.kind == "StatefulSet"
+            and step.name.startswith(prefix)
+            and step.name.removeprefix(prefix).isdigit()
+        )
     )
 
 
@@ -85,10 +114,10 @@ def broker_ids(broker_zones: object) -> tuple[int, ...] | None:
 
 
 def growth_notes(preview: StackPreview) -> list[str]:
-    """The step that must follow (new brokers) or precede (removed brokers) `pulumi up`."""
-    before, after = preview.deployed_brokers, preview.declared_brokers
-    if before is None or set(before) == set(after):
-        return []
+    """The step that must follow (new brokers) or precede (removed brokers or voters) `pulumi
+    up`."""
+    after = preview.declared_brokers
+    before = preview.deployed_brokers or after  # a new stack has no brokers to grow from
     stack = preview.stack
     notes = []
     added = sorted(set(after) - set(before))
@@ -107,6 +136,13 @@ def growth_notes(preview: StackPreview) -> list[str]:
             f"Drain them first: `kafkastack drain --stack {stack} --brokers {ids} "
             "--bootstrap HOST:PORT --throttle MB/S`: a removed broker that still holds "
             "replicas leaves its partitions under-replicated."
+        )
+    if preview.going_voters:
+        notes.append(
+            f"> **KRaft voter(s) {', '.join(map(str, preview.going_voters))} would be "
+            f"deleted**: take them out of the voter set first: `kafkastack remove-voters "
+            f"--stack {stack}`. `pulumi up` refuses while they are voters: a quorum that still "
+            "counts them tolerates fewer lost controllers."
         )
     return notes
 

@@ -205,6 +205,40 @@ def test_a_preview_of_fewer_brokers_says_which_to_drain_first() -> None:
     assert "kafkastack drain --stack prod --brokers 3,4" in comment
 
 
+def test_a_preview_that_deletes_controllers_says_to_remove_the_voters_first() -> None:
+    from infra.engine import Step
+    from infra.preview import StackPreview, going_voters, markdown
+    from tests.infra.conftest import config_of
+
+    five = config_of("prod", quorum={"kind": "kraft", "nodes": 5})
+    three = config_of("prod", quorum={"kind": "kraft", "nodes": 3})
+    steps = [
+        Step("delete", "kubernetes:apps/v1:StatefulSet", "kafka-controller-9004"),
+        Step("delete", "kubernetes:apps/v1:StatefulSet", "kafka-controller-9003"),
+        Step("update", "kubernetes:apps/v1:StatefulSet", "kafka-controller-9000"),
+        Step("delete", "kubernetes:core/v1:ConfigMap", "kafka-controller-9003"),
+    ]
+    going = going_voters(three, steps, (0, 1, 2), (0, 1, 2))
+    assert going == (9003, 9004)
+    assert going_voters(five, steps[2:], (0, 1, 2), (0, 1, 2)) == ()
+    sizing = {"brokers": 3}
+    comment = markdown(
+        StackPreview("prod", steps, sizing, sizing, [], (0, 1, 2), (0, 1, 2), (), going)
+    )
+    assert "KRaft voter(s) 9003, 9004 would be deleted" in comment
+    assert "`kafkastack remove-voters --stack prod`" in comment
+
+
+def test_combined_brokers_that_go_are_voters_that_go() -> None:
+    from infra.preview import going_voters
+    from tests.infra.conftest import config_of
+
+    combined = config_of("dev", brokers=3, quorum={"kind": "kraft", "combined": True})
+    assert going_voters(combined, [], (0, 1, 2, 3, 4), (0, 1, 2)) == (3, 4)
+    zookeeper = config_of(kafka_version="3.9.1", quorum={"kind": "zookeeper", "nodes": 3})
+    assert going_voters(zookeeper, [], (0, 1, 2, 3), (0, 1, 2)) == ()
+
+
 def test_a_preview_without_broker_changes_mentions_neither() -> None:
     for deployed in (None, (0, 1, 2)):
         comment = _preview(deployed, (0, 1, 2))
