@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +70,13 @@ def config_of(environment: str = "staging", **overrides: Any) -> StackConfig:
 @pytest.fixture
 def staging() -> StackConfig:
     return config_of()
+
+
+def stand_in_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """`script` as the `kubectl` on PATH: it answers as the API server and the pods would."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(script)
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

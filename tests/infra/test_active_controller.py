@@ -8,8 +8,6 @@ given, which is checked to be the pod's own metrics on localhost.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import pytest
 from infra.active_controller import RunningQuorum, read_running_quorum
 from infra.model import metrics
 from infra.model.cluster import ClusterModel
-from tests.infra.conftest import config_of
+from tests.infra.conftest import config_of, stand_in_kubectl
 
 FAKE_KUBECTL = """#!/usr/bin/env python3
 import json, os, sys
@@ -37,13 +35,8 @@ print(answer[0] + " " + answer[1])
 def fake_kubectl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]
 ) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(parents=True)
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(FAKE_KUBECTL)
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    stand_in_kubectl(tmp_path, monkeypatch, FAKE_KUBECTL)
     log = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_ANSWERS", json.dumps(answers))
     monkeypatch.setenv("FAKE_LOG", str(log))
     return log

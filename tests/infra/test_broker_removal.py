@@ -9,8 +9,6 @@ any object is touched.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from infra.errors import ConfigError
 from infra.model import metrics
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
-from tests.infra.conftest import config_of
+from tests.infra.conftest import config_of, stand_in_kubectl
 
 FAKE_KUBECTL = """#!/usr/bin/env python3
 import json, os, sys
@@ -51,16 +49,11 @@ def running(
 ) -> Path:
     """The cluster as `deployed` left it; each broker id in `counts` answers with its count."""
     model = ClusterModel.from_config(deployed)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(FAKE_KUBECTL)
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    stand_in_kubectl(tmp_path, monkeypatch, FAKE_KUBECTL)
     log = tmp_path / "calls.jsonl"
     answers = {
         model.names.pod(b.workload): counts[b.node_id] for b in model.brokers if b.node_id in counts
     }
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_STATEFULSETS", json.dumps([b.workload for b in model.brokers]))
     monkeypatch.setenv("FAKE_COUNTS", json.dumps(answers))
     monkeypatch.setenv("FAKE_METRIC", metrics.PARTITION_COUNT)

@@ -10,8 +10,6 @@ tier (tests/kafka/test_voter_removal.py) runs the removal on real controllers.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
 from infra.voter_removal import check_voter_removal
 from kafkastack.cli import app
-from tests.infra.conftest import base_values, config_of
+from tests.infra.conftest import base_values, config_of, stand_in_kubectl
 
 FAKE_KUBECTL = r"""#!/usr/bin/env python3
 import json, os, re, sys
@@ -78,11 +76,7 @@ def deployed(
 ) -> Path:
     """A running cluster as `config` left it: its voters' StatefulSets and voter set."""
     model = ClusterModel.from_config(config)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(FAKE_KUBECTL)
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    stand_in_kubectl(tmp_path, monkeypatch, FAKE_KUBECTL)
     path = tmp_path / "state.json"
     document = {
         "statefulsets": [v.workload for v in model.voters],
@@ -94,7 +88,6 @@ def deployed(
         **state,
     }
     path.write_text(json.dumps(document))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_STATE", str(path))
     return path
 
