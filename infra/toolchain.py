@@ -43,6 +43,31 @@ def binary(name: str) -> str:
     raise ToolchainError(f"{name} is missing: run `make toolchain` (scripts/toolchain/)")
 
 
+def kafka_lib(version: str) -> Path:
+    """Kafka `version`'s runtime jars (scripts/kafka/fetch.sh), or ToolchainError."""
+    lib = cache_dir() / "kafka" / version / "lib"
+    if not (lib.parent / ".complete").is_file():
+        raise ToolchainError(
+            f"Kafka {version} jars are not in {lib}: run scripts/kafka/fetch.sh {version}"
+        )
+    return lib
+
+
+def zookeeper_lib(kafka_version: str) -> Path:
+    """ZooKeeper's own runtime (its jars and logback, as its release ships) at the version the
+    Kafka 3.x release was built with, which scripts/kafka/fetch.sh fetches beside Kafka's."""
+    jars = sorted(kafka_lib(kafka_version).glob("zookeeper-[0-9]*.jar"))
+    if not jars:
+        raise ToolchainError(f"Kafka {kafka_version} brings no ZooKeeper jar: no ZooKeeper mode")
+    version = jars[0].name.removeprefix("zookeeper-").removesuffix(".jar")
+    lib = cache_dir() / "zookeeper" / version / "lib"
+    if not (lib.parent / ".complete").is_file():
+        raise ToolchainError(
+            f"ZooKeeper {version} jars are not in {lib}: run scripts/kafka/fetch.sh {kafka_version}"
+        )
+    return lib
+
+
 def pinned_versions(path: Path = VERSIONS_FILE) -> dict[str, str]:
     """`NAME=value` lines of versions.env (the single place pins are written)."""
     pins = {}

@@ -17,20 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from infra.errors import ConfigError
-from infra.toolchain import cache_dir
+from infra.toolchain import ToolchainError, kafka_lib
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
-
-
-def kafka_lib(version: str) -> Path:
-    lib = cache_dir() / "kafka" / version / "lib"
-    if not (lib.parent / ".complete").is_file():
-        raise ConfigError(
-            f"kafka_version {version}: its jars are not in {lib}; "
-            f"run scripts/kafka/fetch.sh {version}"
-        )
-    return lib
 
 
 def java_properties(client: dict[str, str]) -> str:
@@ -66,7 +56,10 @@ class KafkaTools:
             yield path
 
     def run(self, main: str, *args: str, timeout: float = 300) -> str:
-        lib = kafka_lib(self.kafka_version)
+        try:
+            lib = kafka_lib(self.kafka_version)
+        except ToolchainError as err:
+            raise ConfigError(f"kafka_version {self.kafka_version}: {err}") from None
         with self._config() as config:
             command = [
                 "java",

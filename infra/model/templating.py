@@ -117,7 +117,7 @@ def haproxy_config(model: ClusterModel) -> str:
 
 
 def logging_file(model: ClusterModel) -> str:
-    """Kafka 4 logs through log4j2; 3.9 brokers and ZooKeeper through log4j 1."""
+    """Kafka 4 logs through log4j2, 3.9 through log4j 1 (ZooKeeper: ZOOKEEPER_LOGGING_FILE)."""
     return "log4j2.yaml" if model.config.kafka_major >= 4 else "log4j.properties"
 
 
@@ -134,7 +134,7 @@ def node_files(model: ClusterModel, node: Node) -> dict[str, str]:
     if node.role == labels.ZOOKEEPER:
         return {
             "zoo.cfg": zookeeper_config(model, node),
-            "log4j.properties": logging_config(model),
+            ZOOKEEPER_LOGGING_FILE: zookeeper_logging_config(),
         }
     files = {
         logging_file(model): logging_config(model),
@@ -174,6 +174,18 @@ def logging_config(model: ClusterModel) -> str:
         kafka_version=model.config.kafka_version,
         root_level="INFO",
         loggers={**loggers, "org.apache.zookeeper": "INFO"},
+    )
+
+
+# ZooKeeper 3.8 logs through logback (its release and the public image ship logback-classic and
+# read `logback.xml` from the classpath, whose first entry is ZOOCFGDIR): a log4j file there is
+# never read, and logback without a config logs everything at DEBUG.
+ZOOKEEPER_LOGGING_FILE = "logback.xml"
+
+
+def zookeeper_logging_config() -> str:
+    return render(
+        "logging/logback.xml.j2", root_level="INFO", loggers={"org.apache.zookeeper": "INFO"}
     )
 
 

@@ -18,12 +18,13 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infra.model.paths import KAFKA_BIN
-from infra.toolchain import cache_dir
+from infra.toolchain import ToolchainError, kafka_lib, zookeeper_lib
 from infra.verify import certificates, pods
 from infra.verify.clients import ClientAccess
 from infra.verify.errors import VerifyError
@@ -40,13 +41,11 @@ STARTED_MARKERS = {
 }
 
 
-def kafka_lib(version: str) -> Path:
-    lib = cache_dir() / "kafka" / version / "lib"
-    if not (lib.parent / ".complete").is_file():
-        raise VerifyError(
-            f"Kafka {version} jars are not in {lib}: run scripts/kafka/fetch.sh {version}"
-        )
-    return lib
+def jars(lib: Callable[[str], Path], kafka_version: str) -> Path:
+    try:
+        return lib(kafka_version)
+    except ToolchainError as err:
+        raise VerifyError(str(err)) from None
 
 
 @dataclass
@@ -84,7 +83,7 @@ class ProcessCluster(ClientAccess, PodSteps):
 
     def __post_init__(self) -> None:
         self.topology: dict[str, Any] = json.loads((self.render_dir / "topology.json").read_text())
-        self.lib = kafka_lib(self.topology["kafka_version"])
+        self.lib = jars(kafka_lib, self.topology["kafka_version"])
         self.agent_dir = pods.jmx_agent_dir()
         self.haproxy_host: Host | None = None
         self._haproxy: subprocess.Popen[bytes] | None = None
@@ -267,16 +266,18 @@ class ProcessCluster(ClientAccess, PodSteps):
         namespace = None if host_network else node.host.namespace
         return mount_script(self._mounts(node), node.workdir / "mounts", namespace, command)
 
-    def _java(self, main: str, *args: str, options: str = "") -> str:
+    def _java(self, main: str, *args: str, options: str = "", classpath: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
         return (
             f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m -XX:+UseG1GC -Djava.awt.headless=true "
-            f"{options} -cp '{self.lib}/*' {main} {quoted}"
+            f"{options} -cp '{classpath or f'{self.lib}/*'}' {main} {quoted}"
         )
 
     def _log_option(self, node: Node) -> str:
         config = node.entry["paths"]["config"]
-        if node.role != "zookeeper" and int(self.topology["kafka_version"].split(".")[0]) >= 4:
+        if node.role == "zookeeper":
+            return ""  # logback reads logback.xml from the classpath's config folder
+        if int(self.topology["kafka_version"].split(".")[0]) >= 4:
             return f"-Dlog4j2.configurationFile={config}/log4j2.yaml"
         return f"-Dlog4j.configuration=file:{config}/log4j.properties"
 
@@ -319,10 +320,13 @@ class ProcessCluster(ClientAccess, PodSteps):
     def start_node(self, name: str, wait: bool = True) -> None:
         node = self.node(name)
         options = f"{self._log_option(node)} {self._jvm_options(node)}"
-        main = "kafka.Kafka"
+        main, classpath = "kafka.Kafka", ""
         if node.role == "zookeeper":
+            # As zkServer.sh: the config folder first (logback.xml), then ZooKeeper's jars.
             main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-        command = self._java(main, self._config_file(node), options=options)
+            zookeeper = jars(zookeeper_lib, self.topology["kafka_version"])
+            classpath = f"{node.entry['paths']['config']}:{zookeeper}/*"
+        command = self._java(main, self._config_file(node), options=options, classpath=classpath)
         node.workdir.mkdir(parents=True, exist_ok=True)
         with node.log.open("ab") as log:
             log.write(f"\n=== start {time.strftime('%H:%M:%S')}\n".encode())

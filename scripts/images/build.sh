@@ -19,9 +19,9 @@
 #   zookeeper:<ver> for Kafka 3.x's ZooKeeper mode, laid out like the public zookeeper image:
 #                 /apache-zookeeper-<ver>-bin with zkServer.sh on PATH, /conf (ZOOCFGDIR), /data,
 #                 /datalog, /logs, uid/gid 1000, bash (the manifests' probes speak over /dev/tcp),
-#                 on the same JRE; its jars are the ZooKeeper ones Kafka 3.x's fetch brought (the
-#                 version is read from there), logging through reload4j, which reads the
-#                 log4j.properties the manifests mount in ZOOCFGDIR
+#                 on the same JRE; its jars are ZooKeeper's own runtime that scripts/kafka/fetch.sh
+#                 fetched at the version Kafka 3.x was built with, logging through logback as the
+#                 public image does, which reads the logback.xml the manifests mount in ZOOCFGDIR
 # Usage: build.sh [KAFKA_VERSION ...]   (default 4.3.1 3.9.1; their jars must be fetched first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -128,9 +128,6 @@ populate_kafka() {
   chown -R 1000:1000 "$root/var/lib/kafka" "$root/home/appuser"
 }
 
-# ZooKeeper's server and what it links at run time (its pom's compile scope, the binding the
-# release's log4j config needs, and the metrics and compression jars its release ships).
-ZOOKEEPER_JARS='zookeeper-*.jar audience-annotations-*.jar netty-*.jar slf4j-api-*.jar slf4j-reload4j-*.jar reload4j-*.jar commons-io-*.jar commons-cli-*.jar metrics-core-4*.jar snappy-java-*.jar'
 populate_zookeeper() {
   local root="$1" home="/apache-zookeeper-$ZOOKEEPER_VERSION-bin" jar
   base_files "$root"; with_busybox "$root"; with_jre "$root"
@@ -140,7 +137,7 @@ populate_zookeeper() {
   rm -f "$root/bin/bash"; cp /bin/bash "$root/bin/bash"
   copy_libraries "$root" /bin/bash
   mkdir -p "$root$home/bin" "$root$home/lib" "$root$home/conf"
-  for jar in $ZOOKEEPER_JARS; do cp "$ZOOKEEPER_LIB"/$jar "$root$home/lib/"; done
+  cp "$ZOOKEEPER_LIB"/*.jar "$root$home/lib/"
   cp "$here/zookeeper/bin/"*.sh "$root$home/bin/"
   chmod 755 "$root$home/bin/"*.sh
   mkdir -p "$root/conf" "$root/data" "$root/datalog" "$root/logs" "$root/home/zookeeper"
@@ -205,11 +202,13 @@ for KAFKA_VERSION in "${KAFKA_VERSIONS[@]}"; do
     --config.env JAVA_HOME=$JAVA_HOME --config.cmd /bin/sh
   [[ "$KAFKA_VERSION" == 3.* ]] || continue
   # ZooKeeper at the version this Kafka release was built with (the jar its fetch brought).
-  ZOOKEEPER_LIB="$CACHE/kafka/$KAFKA_VERSION/lib"
-  zookeeper_jar="$(cd "$ZOOKEEPER_LIB" && ls zookeeper-[0-9]*.jar)"
+  zookeeper_jar="$(cd "$CACHE/kafka/$KAFKA_VERSION/lib" && ls zookeeper-[0-9]*.jar)"
   ZOOKEEPER_VERSION="${zookeeper_jar#zookeeper-}"; ZOOKEEPER_VERSION="${ZOOKEEPER_VERSION%.jar}"
+  ZOOKEEPER_LIB="$CACHE/zookeeper/$ZOOKEEPER_VERSION/lib"
+  zk_stamp="$CACHE/zookeeper/$ZOOKEEPER_VERSION/.complete"
+  [ -f "$zk_stamp" ] || die "ZooKeeper $ZOOKEEPER_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
   zk_home="/apache-zookeeper-$ZOOKEEPER_VERSION-bin"
-  build zookeeper "$ZOOKEEPER_VERSION" "$busybox_version $jre_version $(sha256sum /bin/bash) $(cat "$jars_stamp") $(cat "$here"/zookeeper/*/*)" -- \
+  build zookeeper "$ZOOKEEPER_VERSION" "$busybox_version $jre_version $(sha256sum /bin/bash) $(cat "$zk_stamp") $(cat "$here"/zookeeper/*/*)" -- \
     --config.user 1000:1000 --config.workingdir "$zk_home" \
     --config.env PATH=$zk_home/bin:$JAVA_HOME/bin:/bin \
     --config.env JAVA_HOME=$JAVA_HOME --config.env ZOOCFGDIR=/conf --config.env ZOO_CONF_DIR=/conf \

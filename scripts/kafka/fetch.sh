@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Kafka runtime jars from Maven Central into $KAFKASTACK_CACHE/kafka/<version>/lib, once per version,
+# for a 3.x version also ZooKeeper's own runtime (logback included) at the version that Kafka
+# release was built with into $KAFKASTACK_CACHE/zookeeper/<version>/lib,
 # and the Prometheus JMX exporter agent into $KAFKASTACK_CACHE/jmx-agent/<version>/ (the Kafka
 # image bakes it in; the kafka tier's brokers load it as the manifests' KAFKA_OPTS say).
 # Usage: fetch.sh [VERSION ...]   (default: both pinned lines, 4.x KRaft and 3.9 ZooKeeper mode)
@@ -39,4 +41,21 @@ for v in "${versions[@]}"; do
     dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib"
   ls "$lib"/kafka_2.13-"$v".jar >/dev/null
   echo "$stamp" > "$cache/$v/.complete"
+done
+
+# ZooKeeper mode: the ensemble runs ZooKeeper's own jars, logging through logback as its release
+# does (zookeeper-pom.xml), at the version the Kafka 3.x release was built with.
+for v in "${versions[@]}"; do
+  [[ "$v" == 3.* ]] || continue
+  zk_jar="$(cd "$cache/$v/lib" && ls zookeeper-[0-9]*.jar)"
+  zk="${zk_jar#zookeeper-}"; zk="${zk%.jar}"
+  zk_dir="$(dirname "$cache")/zookeeper/$zk"
+  stamp="$(sha256sum "$here/zookeeper-pom.xml" | cut -c1-16)"
+  [ "$(cat "$zk_dir/.complete" 2>/dev/null)" = "$stamp" ] && continue
+  echo "kafkastack: fetching ZooKeeper $zk jars from Maven Central" >&2
+  rm -f "$zk_dir/.complete"; rm -rf "$zk_dir/lib"; mkdir -p "$zk_dir/lib"
+  mvn -B -q -C -f "$here/zookeeper-pom.xml" -Dzookeeper.version="$zk" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$zk_dir/lib"
+  ls "$zk_dir/lib"/zookeeper-"$zk".jar "$zk_dir"/lib/logback-classic-*.jar >/dev/null
+  echo "$stamp" > "$zk_dir/.complete"
 done

@@ -101,6 +101,30 @@ def test_zookeeper_stack_renders_an_ensemble(repo_root: Path, tmp_path: Path) ->
     assert (tmp_path / "config/zookeeper/kafka-zookeeper-1/myid").read_text() == "1\n"
 
 
+def test_zookeeper_logs_through_the_logback_config_its_release_reads(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    # ZooKeeper 3.8 (its release, the public image) logs through logback: a log4j file in its
+    # config folder is never read, and logback without a config logs everything at DEBUG.
+    import xml.etree.ElementTree as ElementTree
+
+    render.write(load_stack(repo_root / "stacks", "dev"), tmp_path)
+    folder = tmp_path / "config/zookeeper/kafka-zookeeper-1"
+    assert sorted(p.name for p in folder.iterdir() if p.name != "myid") == [
+        "logback.xml",
+        "zoo.cfg",
+    ]
+    config = ElementTree.parse(folder / "logback.xml").getroot()
+    assert config.find("root").get("level") == "INFO"  # type: ignore[union-attr]
+    # Milliseconds need the quotes: logback reads a bare comma in %d{} as its time-zone argument.
+    assert '%d{"yyyy-MM-dd HH:mm:ss,SSS"}' in (folder / "logback.xml").read_text()
+    assert config.find("appender").get("class") == "ch.qos.logback.core.ConsoleAppender"  # type: ignore[union-attr]
+    configmap = yaml.safe_load(
+        (tmp_path / "kubernetes/ConfigMap/kafka-zookeeper-1-config.yaml").read_text()
+    )
+    assert set(configmap["data"]) == {"zoo.cfg", "logback.xml"}
+
+
 def test_secrets_are_never_written_from_config(repo_root: Path, tmp_path: Path) -> None:
     render.write(load_stack(repo_root / "stacks", "prod"), tmp_path)
     secret = yaml.safe_load((tmp_path / "kubernetes/Secret/kafka-user-admin.yaml").read_text())

@@ -55,12 +55,12 @@ def test_zookeeper_mode_serves_acks_all_with_the_scram_users_the_manifests_wrote
         assert {p["spec"]["containers"][0]["image"] for p in brokers} == {
             f"{model.config.images.kafka.repository}:{images.KAFKA_ZOOKEEPER_MODE.tag}"
         }
-        # ZooKeeper logs through the log4j.properties the manifests mount in ZOOCFGDIR (its
+        # ZooKeeper logs through the logback.xml the manifests mount in ZOOCFGDIR (its
         # pattern, not the image's default): zkServer.sh puts that folder on the classpath.
         log = real_nodes.kube.kubectl(
             "logs", "-n", stack.namespace, servers[0]["metadata"]["name"], "-c", "zookeeper"
         ).stdout
-        manifests_pattern = r"^\[[\d-]+ [\d:,]+\] INFO .* \(org\.apache\.zookeeper\."
+        manifests_pattern = r"^\[[\d-]+ [\d:]+,\d{3}\] INFO .* \(org\.apache\.zookeeper\."
         assert re.search(manifests_pattern, log, re.MULTILINE), log[:500]
 
         client = stack.client()

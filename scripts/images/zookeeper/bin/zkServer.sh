@@ -1,8 +1,8 @@
 #!/bin/sh
 # zkServer.sh start-foreground [config], as upstream's for a container's main process: the
 # config is $ZOOCFGDIR/zoo.cfg, or the argument (a bare name is looked up in $ZOOCFGDIR). The
-# classpath is $ZOOCFGDIR first (log4j finds the log4j.properties there, as upstream's finds
-# its logging config), then every jar in lib/. The heap defaults to ZK_SERVER_HEAP MB (1000);
+# classpath is $ZOOCFGDIR first (logback finds the logback.xml there, as upstream's does), then
+# every jar in lib/. The heap defaults to ZK_SERVER_HEAP MB (1000);
 # SERVER_JVMFLAGS then JVMFLAGS follow, so a later -Xmx in them wins.
 base_dir=$(cd "$(dirname "$0")/.." && pwd)
 : "${ZOOCFGDIR:=$base_dir/conf}"
