@@ -286,10 +286,17 @@ def check_renewal_reaches_every_listener(cluster: ProcessCluster) -> dict[str, s
         f"{time.monotonic() - started:.0f} s after the renewal"
     )
     assert {n.name: n.process.pid for n in cluster.nodes if n.process is not None} == pids
-    # The per-node values the reload set are gone again: server.properties is what counts.
+    # The per-node values the reload set are gone again: server.properties is what counts. The
+    # reloader deletes them with a second tool run after the one that set them (and so after
+    # the renewed certificate is served): a loaded machine may still be starting that one.
     for broker in cluster.brokers:
-        configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
-        kept = [k for k, (_, source) in configs.items() if source == "DYNAMIC_BROKER_CONFIG"]
+        deadline = time.monotonic() + 60
+        while True:
+            configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
+            kept = [k for k, (_, source) in configs.items() if source == "DYNAMIC_BROKER_CONFIG"]
+            if not [k for k in kept if "keystore" in k] or time.monotonic() > deadline:
+                break
+            time.sleep(1)
         assert not [k for k in kept if "keystore" in k], kept
         assert configs["ssl.keystore.location"][1] == "STATIC_BROKER_CONFIG"
     return {label: renewed[label]["serial"] for label in listeners}
