@@ -181,11 +181,14 @@ def remove_voters(
         )
     quorum = RunningQuorum(ClusterModel.from_config(config), run)
     going = quorum.going()
+    # Removing voters while some that stay are not voters yet could shrink the set below what
+    # the stack declares (down to one voter): they join first.
     absent = sorted(quorum.staying - set(quorum.voters()))
-    if absent:
-        echo(
-            f"not voters yet: {', '.join(map(str, absent))} (their quorum-membership "
-            "containers add them once caught up)"
+    if absent and going:
+        raise ConfigError(
+            f"{NAMESPACE}:{_field(config)}: {', '.join(map(str, absent))} of the voters this "
+            "stack declares are not in the voter set yet; wait until their pods are Ready (their "
+            "quorum-membership containers add them), then run again"
         )
     if not going:
         echo("every voter is one the stack declares: nothing to remove")

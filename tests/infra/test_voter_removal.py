@@ -232,6 +232,19 @@ def test_remove_voters_gives_up_without_removing_when_no_majority_catches_up(
     assert read(state)["removed"] == []
 
 
+def test_remove_voters_waits_for_every_voter_that_stays_to_be_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 9001 and 9002 are not voters (yet): removing 9003 and 9004 would leave 9000 alone.
+    voters = {"9000": "dir9000", "9003": "dir9003", "9004": "dir9004"}
+    state = deployed(tmp_path, monkeypatch, controllers(5), voters=voters)
+    stacks = stacks_with(tmp_path, {"quorum": {"kind": "kraft", "nodes": 3}})
+    result = remove_voters(stacks)
+    assert result.exit_code == 2
+    assert "kafkastack:quorum.nodes: 9001, 9002 of the voters this stack declares" in result.output
+    assert read(state)["removed"] == []
+
+
 def test_remove_voters_dry_run_names_them_and_removes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
