@@ -72,15 +72,19 @@ class RunningQuorum:
 
     def _tool(self, arguments: str) -> str:
         """`kafka-metadata-quorum ARGUMENTS` in the first staying voter's pod that answers."""
-        reasons = []
+        tried, last = [], "the stack declares no voter"
         for voter in self.model.voters:
             pod = self.model.names.pod(voter.workload)
             command = f"{membership.quorum_tool(self.model)} {arguments}"
             try:
                 return self.run(pod, membership.CONTAINER, command)
             except QuorumUnreachable as err:
-                reasons.append(str(err))
-        raise QuorumUnreachable("; ".join(reasons) or "the stack declares no voter")
+                tried.append(pod)
+                last = str(err).removeprefix(f"{pod}: ")
+        raise QuorumUnreachable(
+            f"no voter pod answered `kafka-metadata-quorum {arguments.split(' --')[0]}` "
+            f"(tried {', '.join(tried) or 'none'}); the last said: {last[-300:]}"
+        )
 
     def voters(self) -> dict[int, str]:
         """Voter id → directory id."""

@@ -105,8 +105,12 @@ def drain(
 def remove_voters(
     stack: Annotated[str, typer.Option(help="environment, as the change will declare it")],
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
-    dry_run: DryRun = False,
-    timeout: Timeout = 600,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="name the voters to remove, remove none")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option(help="seconds to wait for caught-up voters and each removal")
+    ] = 600,
 ) -> None:
     """Remove from the KRaft voter set, one at a time, the voters STACK no longer declares
     (through `kubectl exec` in a staying voter's pod), so the change can delete them."""
