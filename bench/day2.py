@@ -11,7 +11,9 @@ in a client pod:
   acknowledgements and the time until the new pod is Ready;
 - a rolling broker config change through `pulumi up`: total duration, the order of restarts,
   the smallest in-sync set a watcher saw;
-- one zone's node drained and uncordoned: time for its broker to catch up.
+- one zone's node drained and uncordoned: time for its broker to catch up;
+- one zone's node lost (every process it runs killed at once) and booted again: when Kafka and
+  the API server noticed, writes meanwhile, time for its broker to catch up.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from infra.localcluster.disruptions import (  # noqa: E402
     rolling_change,
 )
 from infra.localcluster.drain import drain_zone  # noqa: E402
+from infra.localcluster.node_loss import lose_node  # noqa: E402
 from infra.localcluster.nodes import RealNodes  # noqa: E402
 
 CLUSTER = "kafkastack-nodes-test"  # the nodes tier's: one set of machine-wide chains at a time
@@ -86,6 +89,14 @@ def main() -> None:
                 f"drain {drain.node}: second eviction refused: "
                 f"{'disruption budget' in drain.second_eviction}, min ISR {drain.min_isr}, "
                 f"caught up {drain.caught_up_s:.0f} s after uncordon ({loss(drain.load)})"
+            )
+            lost = lose_node(stack, "bench-node-loss", index=2)
+            print(
+                f"lose {lost.node} (every process killed): broker out of the ISR after "
+                f"{lost.shrunk_s:.0f} s, node NotReady after {lost.noticed}, "
+                f"{lost.written_while_down} records acked while it was down, min ISR "
+                f"{lost.min_isr}, caught up {lost.caught_up_s:.0f} s after it came back, same "
+                f"pod: {lost.same_pod} ({loss(lost.load)})"
             )
     finally:
         nodes.down()

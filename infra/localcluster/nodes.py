@@ -260,6 +260,28 @@ class RealNodes:
             self.kube.apply_fake_nodes()  # untainted again: no real node is left
         return released
 
+    def crash(self, node: NodeSpec) -> None:
+        """The node goes down at once, as a lost machine or zone does: every process it started
+        (containerd, kubelet, the pods' shims and containers) gets SIGKILL, with no time to shut
+        down; its folders, volumes and bridge stay as they were (`restart` boots it again)."""
+        if node.name == self.specs[0].name:
+            raise LocalClusterError(
+                f"{node.name} also runs the cluster's kube-proxy (every node's Services): "
+                "crash another node"
+            )
+        host.kill_cgroup(node.cgroup, grace=0)
+        self._processes = [p for p in self._processes if p.poll() is None]
+
+    def restart(self, node: NodeSpec, timeout: float = 180) -> None:
+        """Start a crashed node's containerd and kubelet again on the state it left (its images
+        are still in its containerd); the kubelet then starts its pods' containers again."""
+        binaries = _require_binaries(self.multus)
+        containerd = [binaries["containerd"], "--config", str(node.dir / "containerd.toml")]
+        self._wait_containerd(node, self._start(containerd, node, "containerd.log"))
+        argv = kubelet_args(node, binaries["kubelet"], self.kube.kubeconfig)
+        self._start(argv, node, "kubelet.log")
+        self.wait_ready(timeout)
+
     def import_images(self, wanted: Sequence[images.Image]) -> None:
         """Import more images into every running node's containerd (a test that needs them)."""
         for node in self.specs:
