@@ -7,6 +7,7 @@ raft-metrics on every node, the request handler pools' idle share, broker and co
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 
@@ -26,9 +27,34 @@ def samples(text: str) -> dict[str, float]:
     return result
 
 
+def settled(kraft: ProcessCluster, timeout: float = 120) -> dict[str, dict[str, float]]:
+    """Every node's series, once all of them follow one leader among the controllers with the
+    whole quorum voting and one active controller (or what they serve at `timeout`): the tests
+    before this one stop and restart nodes of the session's cluster, and an election may still
+    be under way when it starts."""
+    controllers = {int(n.entry["node_id"]) for n in kraft.quorum}
+    deadline = time.monotonic() + timeout
+    while True:
+        served = {n.name: samples(kraft.metrics(n.entry["client_host"])) for n in kraft.nodes}
+        leaders = {v.get("kafka_server_raft_metrics_current_leader") for v in served.values()}
+        active = sum(
+            served[n.name].get("kafka_controller_kafkacontroller_activecontrollercount", 0)
+            for n in kraft.quorum
+        )
+        voting = all(
+            v.get("kafka_server_raft_metrics_number_of_voters") == len(controllers)
+            for v in served.values()
+        )
+        if (len(leaders) == 1 and leaders <= controllers and voting and active == 1) or (
+            time.monotonic() > deadline
+        ):
+            return served
+        time.sleep(2)
+
+
 def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessCluster) -> None:
     controllers = {int(n.entry["node_id"]) for n in kraft.quorum}
-    served = {n.name: samples(kraft.metrics(n.entry["client_host"])) for n in kraft.nodes}
+    served = settled(kraft)
     for name, values in served.items():
         # Every node follows the metadata log and knows its leader, one of the controllers.
         assert values["kafka_server_raft_metrics_current_leader"] in controllers, name
