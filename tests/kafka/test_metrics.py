@@ -43,6 +43,7 @@ def settled(kraft: ProcessCluster, timeout: float = 120) -> dict[str, dict[str, 
         )
         voting = all(
             v.get("kafka_server_raft_metrics_number_of_voters") == len(controllers)
+            and v.get("kafka_server_raft_metrics_high_watermark", -1) > 0
             for v in served.values()
         )
         if (len(leaders) == 1 and leaders <= controllers and voting and active == 1) or (
