@@ -31,12 +31,9 @@ NAME = "kafkastack"
 # Services get addresses from a range named here (real nodes' kube-proxy and DNS use it), and
 # the apiserver's certificate names the `kubernetes` Service's address, which in-cluster
 # clients (CoreDNS) dial.
-# Node heartbeats at Kubernetes' own timings (kwokctl scales them by 5 by default: a node's
-# grace of 3m20s), so a lost real node is marked NotReady as a real cluster would (40 s).
 KWOKCTL_CONFIG = f"""apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
-  heartbeatFactor: 1
   kubeApiserverCertSANs:
   - {API_SERVICE_IP}
 componentsPatches:

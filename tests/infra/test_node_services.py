@@ -54,11 +54,6 @@ def test_the_apiserver_uses_the_service_range_and_its_certificate_names_the_api_
     assert {"key": "service-cluster-ip-range", "value": SERVICE_CIDR} in apiserver["extraArgs"]
 
 
-def test_a_lost_node_is_noticed_at_kubernetes_own_timings() -> None:
-    # kwokctl scales heartbeats by 5 unless told: a lost real node stayed Ready for 3m20s.
-    assert yaml.safe_load(KWOKCTL_CONFIG)["options"]["heartbeatFactor"] == 1
-
-
 def test_kube_proxy_covers_every_pod_subnet_and_masquerades_service_traffic() -> None:
     conf = yaml.safe_load(kube_proxy_config(NODES[0], Path("/k/kubeconfig")))
     assert conf["mode"] == "iptables"
