@@ -1,8 +1,9 @@
 """A local control plane (real apiserver, scheduler, controller-manager; kwok nodes in 3 zones)
 and the committed `local` stack provisioned onto it by the real Pulumi engine.
 
-One cluster serves the session. The shared deployment is only read; a test that changes a
-stack (growth, destroy) provisions its own copy under its own name, namespace and state.
+One cluster serves this folder's tests (package scope: it stops before the next tier runs). The
+shared deployment is only read; a test that changes a stack (growth, destroy) provisions its own
+copy under its own name, namespace and state.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def deploy(
     return Deployed(kube, engine, stack_file, config, model, done.pods)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kube() -> Iterator[LocalKubernetes]:
     cluster = LocalKubernetes("kafkastack-test")
     cluster.down()
@@ -58,7 +59,7 @@ def kube() -> Iterator[LocalKubernetes]:
     cluster.down()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def deployed(kube: LocalKubernetes, repo_root: Path) -> Deployed:
     """The committed `local` stack, as `make demo` provisions it. Tests only read it."""
     return deploy(kube, repo_root / "stacks" / "Pulumi.local.yaml", local_engine(kube))

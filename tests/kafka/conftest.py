@@ -1,4 +1,7 @@
-"""Real clusters started from `kafkastack render` output, shared by the tests of a session.
+"""Real clusters started from `kafkastack render` output, shared by the tests of this folder.
+
+Shared fixtures here are package-scoped: the cluster stops when this folder's tests end, so the
+next tier does not share the two cores with eight idle JVMs.
 
 Missing parts (jars, haproxy, namespaces) fail the tier with the reason; nothing is skipped.
 """
@@ -75,11 +78,11 @@ def start_cluster(
     return cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
     """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
 
-    One for the session (a start takes about a minute): each test makes topics of its own, and
+    One for this folder (a start takes about a minute): each test makes topics of its own, and
     `restore` starts again whatever a test stopped.
     """
     cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)

@@ -1,4 +1,4 @@
-"""One local cluster with real nodes (containerd + kubelet each, three zones) for the session,
+"""One local cluster with real nodes (containerd + kubelet each, three zones) for this folder,
 their CNI Multus in front of the pod bridge so pods may also ask for a second network, and the
 real-node variant of the local stack deployed on it once (`pulumi up`) for the proofs."""
 
@@ -34,7 +34,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items[slot] = item
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def real_nodes() -> Iterator[RealNodes]:
     kube = LocalKubernetes("kafkastack-nodes-test")
     kube.down()
@@ -48,7 +48,7 @@ def real_nodes() -> Iterator[RealNodes]:
         kube.down()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def _stack_deployment(
     real_nodes: RealNodes, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> DeployedStack:
