@@ -1,8 +1,8 @@
 """Benchmark: day-2 operations of the local stack on three real nodes. Prints figures, asserts
 nothing. Needs root, the nodes toolchain and images (`make nodes-toolchain images`); it uses the
-nodes tier's cluster name, so run it under the shared lock like that tier:
+nodes tier's cluster name (it replaces a cluster of that name), so run it while no suite runs:
 
-    flock /tmp/kafkastack-heavy.lock .venv/bin/python bench/day2.py [--trials 10]
+    sudo .venv/bin/python bench/day2.py [--trials 10]
 
 The same machinery as tests/nodes/test_stack_day2.py (infra/localcluster/disruptions.py,
 drain.py), each disruption under an idempotent acks=all VerifiableProducer of 100 records/s
@@ -12,8 +12,8 @@ in a client pod:
 - a rolling broker config change through `pulumi up`: total duration, the order of restarts,
   the smallest in-sync set a watcher saw;
 - one zone's node drained and uncordoned: time for its broker to catch up;
-- one zone's node lost (every process it runs killed at once) and booted again: when Kafka and
-  the API server noticed, writes meanwhile, time for its broker to catch up.
+- one zone's node lost (every process it runs killed at once) and booted again: when Kafka
+  noticed, writes meanwhile, time for its broker to catch up.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def main() -> None:
             lost = lose_node(stack, "bench-node-loss", index=2)
             print(
                 f"lose {lost.node} (every process killed): broker out of the ISR after "
-                f"{lost.shrunk_s:.0f} s, node NotReady after {lost.noticed}, "
+                f"{lost.shrunk_s:.0f} s, "
                 f"{lost.written_while_down} records acked while it was down, min ISR "
                 f"{lost.min_isr}, caught up {lost.caught_up_s:.0f} s after it came back, same "
                 f"pod: {lost.same_pod} ({loss(lost.load)})"

@@ -28,18 +28,11 @@ class NodeLoss:
     node: str
     broker: str  # the broker pod that ran on the lost node
     written_while_down: int  # records a producer started after the loss had acknowledged
-    # loss → the API server marks the node not Ready (the controller's grace), if it did while
-    # the node was down: Kafka's own reaction, not this, is what keeps the service up
-    noticed_s: float | None
     shrunk_s: float  # loss → no partition lists the lost broker in sync any more
     min_isr: int  # the smallest in-sync set the watcher saw, loss to catch-up
     caught_up_s: float  # node back → its broker's pod Ready and every partition in sync again
     same_pod: bool  # the pod that came back is the one that ran before (nobody replaced it)
     load: Load
-
-    @property
-    def noticed(self) -> str:
-        return "not while it was down" if self.noticed_s is None else f"{self.noticed_s:.0f} s"
 
 
 def _since(start: float, condition: Callable[[], bool], what: str, timeout: float) -> float:
@@ -83,15 +76,11 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
             states = client.describe(topic).get(topic, {})
             return bool(states) and all(broker.node_id not in s.isr for s in states.values())
 
-        # Kafka notices first (replica.lag.time.max.ms), the API server after its node grace.
+        # Kafka's own reaction (replica.lag.time.max.ms) is what keeps the service up; the API
+        # server's (NotReady after the controller's node grace) changes nothing here: the pod
+        # stays bound to the node that holds its volume, so nothing waits for it.
         shrunk = _since(lost_at, out_of_sync, f"broker {broker.node_id} out of the ISR", 180)
         acked_down, errors_down = client.produce(topic, count=200)
-        try:
-            noticed: float | None = _since(
-                lost_at, lambda: not nodes.ready().get(node.name, False), "NotReady", 120
-            )
-        except AssertionError:
-            noticed = None
         back_at = time.monotonic()
         down = False
         nodes.restart(node)
@@ -108,7 +97,6 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
         node=node.name,
         broker=pod["name"],
         written_while_down=len(acked_down),
-        noticed_s=noticed,
         shrunk_s=shrunk,
         min_isr=min_isr_seen(samples, {topic}),
         caught_up_s=caught_up,
