@@ -184,6 +184,22 @@ def predicted_produce_mb_s(report: SizingReport) -> float:
     return report.cluster.peak_ingress_mb_s / max(utilisation)
 
 
+def loop_projection(path: Path, peak_mb_s: float) -> Path:
+    """The projection a closed loop sizes with a calibrated profile (bench/calibration_loop.py,
+    tests/kafka/test_calibration.py): one topic peaking at `peak_mb_s` over three months, RF 3,
+    min ISR 2, one consumer group."""
+    rows = [
+        "topic,period_start,produce_mb_s,produce_mb_s_peak,consumer_groups,retention_hours,"
+        "replication_factor,min_insync_replicas"
+    ]
+    rows += [
+        f"orders,2026-0{month}-01,{peak_mb_s / 2:.4f},{peak_mb_s:.4f},1,1,3,2"
+        for month in (1, 2, 3)
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
 def check_out_path(out: Path) -> None:
     """Before anything is measured: `--out` must be a .yaml file `--profile` can read back, in a
     folder that exists and can be written."""
