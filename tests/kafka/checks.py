@@ -16,10 +16,11 @@ from infra.model.certificate_reload import CHECK_SECONDS
 from infra.verify.network import Host
 from infra.verify.processes import Node, ProcessCluster
 
-# Each trial waits for the killed broker to rejoin the ISR (about 30 s here). Three kills in one
-# continuous produce show each mode's failover; the ten trials of issue 12's proof run against
-# real pods and kubelets (tests/nodes/test_stack_day2.py), where the suite's time is better spent.
-FAILOVER_TRIALS = 3
+# Each trial waits for the killed broker to rejoin the ISR (30-60 s on these cores). One kill in
+# a continuous produce shows each mode's failover after a crash; the ten trials of issue 12's
+# proof run against real pods and kubelets (tests/nodes/test_stack_day2.py, where a whole node
+# is also crashed under load), where the suite's time is better spent.
+FAILOVER_TRIALS = 1
 # Failover figures of this session, printed in pytest's terminal summary (tests/kafka/conftest.py).
 FAILOVER_REPORTS: list[str] = []
 RELOAD_REPORTS: list[str] = []  # how soon renewed certificates were served, likewise
