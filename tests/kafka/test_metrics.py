@@ -16,6 +16,8 @@ from infra.verify.processes import ProcessCluster
 
 pytestmark = pytest.mark.kafka
 
+IDLE_OVERSHOOT = 1.01
+
 
 def samples(text: str) -> dict[str, float]:
     """Prometheus text → value per series (name plus labels, as served)."""
@@ -53,6 +55,13 @@ def settled(kraft: ProcessCluster, timeout: float = 120) -> dict[str, dict[str, 
         time.sleep(2)
 
 
+def idle_share(value: float) -> bool:
+    """A request handler pool's idle share. Kafka serves it as the one-minute rate of a meter
+    of idle nanoseconds per second and thread, which overshoots 1 by a little when ticks come
+    late on busy cores (seen: 1.000134 on a broker of this cluster); more would be no share."""
+    return 0 <= value <= IDLE_OVERSHOOT
+
+
 def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessCluster) -> None:
     controllers = {int(n.entry["node_id"]) for n in kraft.quorum}
     served = settled(kraft)
@@ -61,17 +70,20 @@ def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessClust
         assert values["kafka_server_raft_metrics_current_leader"] in controllers, name
         assert values["kafka_server_raft_metrics_number_of_voters"] == len(controllers), name
         assert values["kafka_server_raft_metrics_high_watermark"] > 0, name
-        assert 0 <= values["kafka_server_requesthandleravgidlepercent"] <= 1, name
+        idle = values["kafka_server_requesthandleravgidlepercent"]
+        assert idle_share(idle), (name, idle)
     leaders = {v["kafka_server_raft_metrics_current_leader"] for v in served.values()}
     assert len(leaders) == 1  # one leader, seen alike by all
     brokers = [served[n.name] for n in kraft.brokers]
     for values in brokers:
-        assert 0 <= values["kafka_server_brokerrequesthandleravgidlepercent"] <= 1
+        idle = values["kafka_server_brokerrequesthandleravgidlepercent"]
+        assert idle_share(idle), idle
         assert "kafka_server_replicamanager_underreplicatedpartitions" in values
         assert "kafka_server_brokertopicmetrics_messagesin_total" in values
     quorum = [served[n.name] for n in kraft.quorum]
     for values in quorum:
-        assert 0 <= values["kafka_server_controllerrequesthandleravgidlepercent"] <= 1
+        idle = values["kafka_server_controllerrequesthandleravgidlepercent"]
+        assert idle_share(idle), idle
     assert sum(v["kafka_controller_kafkacontroller_activecontrollercount"] for v in quorum) == 1
 
 
