@@ -26,7 +26,11 @@ from tests.kafka.test_metrics import samples
 pytestmark = pytest.mark.kafka
 
 THROTTLE_BYTES_PER_S = 20_000
-MISSED_RECORDS = 6000  # 6 MB: minutes of catching up at the throttled rate
+# The follower's quota lets a whole fetch (replica.fetch.max.bytes, 1 MiB) through whenever its
+# rate over the quota's window (11 s) is under the throttle: about 1 MiB per 11 s, not 20 kB/s.
+# 6 MB were caught up within the broker's start to RUNNING on busy cores (seen twice, and on
+# 2026-11-26 on this cluster of its own); 30 MB keep it out of the in-sync set for minutes.
+MISSED_RECORDS = 30_000
 
 
 def readiness_probe(cluster: ProcessCluster, node: Node) -> dict[str, Any]:
@@ -62,9 +66,7 @@ def broker_state(cluster: ProcessCluster, node: Node) -> float:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """A cluster of its own: on the session's shared one (after the failover, growth and quorum
-    tests) the throttled follower was back in the in-sync set within seconds of its start, in
-    two runs of two, and the test failed; why is not known yet. Here it holds."""
+    """A cluster of its own, with no topic but this test's to catch up."""
     started = start_cluster(tmp_path_factory.mktemp("readiness"), brokers=3)
     yield started
     started.close()
