@@ -1,12 +1,14 @@
-"""Benchmark: the sizing's closed loop on this machine. Calibrate the committed `local` stack
-(3 brokers) on real brokers, size a projection at 40 % of what they carried with the
-calibrated profile, apply that sizing to a copy of the stack, start it and measure it the
-same way; print what the model predicted for the sized cluster and what it carried.
+"""Benchmark: the sizing's closed loop on this machine. Calibrate a stack (by default the
+committed `local` one, whose sizing renders 12 brokers) on real brokers, size a projection at
+40 % of what they carried with the calibrated profile, apply that sizing to a copy of the stack,
+start it and measure it the same way; print what the model predicted for the sized cluster and
+what it carried.
 
-    sudo .venv/bin/python bench/calibration_loop.py [--records 150000] [--rounds 3]
+    sudo .venv/bin/python bench/calibration_loop.py [--stack local] [--stacks-dir stacks]
+        [--records 150000] [--rounds 3]
 
-One host runs every broker, so the projection is sized to the calibrated shape (3 brokers) and
-the loop checks the model's arithmetic end to end (units, RF, utilisation), not how brokers
+One host runs every broker, so the projection is sized to the calibrated cluster's own count
+and the loop checks the model's arithmetic end to end (units, RF, utilisation), not how brokers
 scale out. Both figures are speeds of a shared machine: they are printed with their ratio,
 never asserted (the suite checks the arithmetic and that `kafkastack calibrate` writes a
 profile the sizing takes: tests/kafka/test_calibration.py).
@@ -31,8 +33,8 @@ from spark_sizing.calibration import loop_projection, predicted_produce_mb_s  # 
 from spark_sizing.contract import SizingReport  # noqa: E402
 from spark_sizing.profiles import load_profile  # noqa: E402
 
-STACK = "local"
-SHARE_OF_CALIBRATED = 0.4  # under the 50 % utilisation target: the model sizes 3 brokers
+# Under the 50 % utilisation target: the model sizes as many brokers as were calibrated.
+SHARE_OF_CALIBRATED = 0.4
 
 
 def kafkastack(*args: str) -> None:
@@ -42,6 +44,8 @@ def kafkastack(*args: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="local", help="the stack to calibrate and size")
+    parser.add_argument("--stacks-dir", type=Path, default=REPO / "stacks")
     parser.add_argument("--records", type=int, default=150_000, help="1 KiB records per round")
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per cluster")
     args = parser.parse_args()
@@ -49,12 +53,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kafkastack-calibration-loop-") as tmp:
         work = Path(tmp)
         stacks = work / "stacks"
-        shutil.copytree(REPO / "stacks", stacks)
+        shutil.copytree(args.stacks_dir, stacks)
         profile_file = work / "calibrated.yaml"
         kafkastack(
             "calibrate",
             "--stack",
-            STACK,
+            args.stack,
             "--stacks-dir",
             str(stacks),
             "--out",
@@ -87,11 +91,11 @@ def main() -> None:
             "--sizing",
             str(sized_dir / "sizing.json"),
             "--stack",
-            STACK,
+            args.stack,
             "--stacks-dir",
             str(stacks),
         )
-        run = measure(load_stack(stacks, STACK), args.records, args.rounds)
+        run = measure(load_stack(stacks, args.stack), args.records, args.rounds)
     measured = run.cluster_produce_mb_s
     print(f"calibrated rounds: {profile.measured.produce_mb_s} MB/s → {profile.disk_mb_s} MB/s")
     print(f"sized {report.cluster.brokers} brokers for a {peak:.2f} MB/s peak")
