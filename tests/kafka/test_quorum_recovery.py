@@ -50,6 +50,13 @@ def voters(status: str) -> dict[int, str]:
 replication = membership.replication_rows
 
 
+def high_watermark(status: str) -> int:
+    """The metadata log's committed offset from `describe --status`."""
+    line = next((x for x in status.splitlines() if x.startswith("HighWatermark:")), None)
+    assert line is not None, status
+    return int(line.split(":", 1)[1])
+
+
 def directory_id(cluster: ProcessCluster, name: str) -> str:
     meta = (cluster.node(name).workdir / "metadata" / "meta.properties").read_text()
     return next(x.split("=", 1)[1] for x in meta.splitlines() if x.startswith("directory.id="))
@@ -80,16 +87,20 @@ def test_voter_with_a_lost_volume_rejoins_under_a_new_directory_id(
     assert all(cluster.ready(n, SIDECAR) for n in names if n != lost)
 
     produced, samples = 0, 0
+    committed = high_watermark(quorum(cluster, asking, "status"))
     deadline = time.monotonic() + 300
     while not cluster.ready(lost, SIDECAR):
         assert time.monotonic() < deadline, cluster.node(lost).workdir / f"{SIDECAR}.log"
-        current = voters(quorum(cluster, asking, "status"))
+        status = quorum(cluster, asking, "status")
+        current = voters(status)
         # Only the lost voter's entry changes (old, none, then new); the others stay voters.
         assert {k: v for k, v in current.items() if k != lost_id} == others, current
-        rows = replication(quorum(cluster, asking, "replication"))
-        voting = [r for r in rows if r["Status"] in ("Leader", "Follower")]
-        caught_up = [r for r in voting if r["Lag"] == "0"]
-        assert len(caught_up) * 2 > len(voting), rows  # a majority of the voters, throughout
+        # A majority of the voters keeps committing throughout: the leader appends a record at
+        # least every 500 ms and the high watermark moves only once a majority has it. (A
+        # follower's lag is not the measure: one fetch behind the leader reads as lag 1.)
+        now_committed = high_watermark(status)
+        assert now_committed > committed, status
+        committed = now_committed
         reply = cluster.client("produce", topic="quorum-recovery", count=20, keys=5)
         assert len(reply["acked"]) == 20 and not reply["errors"], reply["errors"][:3]
         produced, samples = produced + 20, samples + 1
