@@ -1,6 +1,7 @@
 """Changes a rolling restart cannot carry: the security protocol of a listener the nodes use
 among themselves (CONTROLLER: votes and metadata; REPLICATION: followers, the channel to the
-active controller).
+active controller; in ZooKeeper mode the ensemble's client port, read from zoo.cfg: TLS once it
+has a `secureClientPort`).
 
 A node restarted with the new protocol and a node still running the old one cannot talk on that
 listener (an SSL client meets a SASL_SSL server, or a plaintext one meets TLS). An ordered roll
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 # The listeners nodes use among themselves (broker_config: the same names in every mode).
-BETWEEN_NODES = ("CONTROLLER", "REPLICATION")
+ZOOKEEPER = "ZOOKEEPER"
+BETWEEN_NODES = ("CONTROLLER", "REPLICATION", ZOOKEEPER)
 PROTOCOL_MAP = "listener.security.protocol.map"
 
 
@@ -44,6 +46,9 @@ def protocol_maps(data: object) -> dict[str, str]:
     for text in data.values():
         if not isinstance(text, str):
             continue
+        keys = {line.partition("=")[0].strip() for line in text.splitlines()}
+        if "clientPort" in keys:  # a zoo.cfg (zookeeper_tls.py)
+            found[ZOOKEEPER] = "TLS" if "secureClientPort" in keys else "PLAINTEXT"
         for line in text.splitlines():
             key, _, value = line.partition("=")
             if key.strip() != PROTOCOL_MAP:

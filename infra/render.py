@@ -19,7 +19,7 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, set_mocks
 
 from infra.engine import LOCAL_PASSPHRASE, Engine, placeholder_passwords
 from infra.errors import ConfigError
-from infra.model import labels, templating
+from infra.model import labels, templating, zookeeper_tls
 from infra.model.broker_config import client_protocol
 from infra.model.cluster import ClusterModel
 from infra.model.paths import (
@@ -30,6 +30,7 @@ from infra.model.paths import (
     ZK_CONFIG_DIR,
     ZK_DATA_DIR,
     ZK_LOG_DIR,
+    ZK_TLS_DIR,
 )
 from infra.model.security import certificate_dns_names
 from infra.program import provision
@@ -138,6 +139,8 @@ def topology(model: ClusterModel) -> dict[str, Any]:
         }
         if n.role == labels.ZOOKEEPER:
             entry["paths"] = {"config": ZK_CONFIG_DIR, "data": ZK_DATA_DIR, "log": ZK_LOG_DIR}
+            if zookeeper_tls.applies(model.config):
+                entry["paths"]["tls"] = ZK_TLS_DIR
         else:
             entry["paths"] = {
                 "config": CONFIG_DIR,

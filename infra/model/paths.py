@@ -19,6 +19,8 @@ METADATA_DIR = "/var/lib/kafka/metadata"  # KRaft metadata log (its own volume)
 ZK_CONFIG_DIR = "/etc/zookeeper/conf"
 ZK_DATA_DIR = "/var/lib/zookeeper/data"  # snapshots and myid
 ZK_LOG_DIR = "/var/lib/zookeeper/log"  # the transaction log, on a device of its own
+# A ZooKeeper server's cert-manager Secret, mounted as it is (zookeeper_tls.py).
+ZK_TLS_DIR = "/etc/zookeeper/tls"
 ZK_JAAS_DIR = "/etc/zookeeper/jaas"  # ZooKeeper's SASL/DIGEST server login (a Secret)
 KAFKA_ZK_JAAS_DIR = "/etc/kafka/zookeeper-jaas"  # brokers' and tools' login at ZooKeeper
 # KRaft nodes' SASL/PLAIN login on the CONTROLLER listener (a Secret): the server's JAAS file and

@@ -127,22 +127,23 @@ def kafka_probes(model: ClusterModel, node: Node) -> dict[str, Any]:
     }
 
 
-def four_letter_word_probe(node: Node, port: int, word: str, expect: str) -> dict[str, Any]:
+def four_letter_word_probe(host: str, port: int, word: str, expect: str) -> dict[str, Any]:
     """An exec probe asking ZooKeeper a four-letter word (whitelisted in zoo.cfg) over bash's
-    /dev/tcp: the image needs no netcat, and the JVM is not started once per probe."""
+    /dev/tcp on its plaintext port: the image needs no netcat or TLS client, and the JVM is not
+    started once per probe."""
     script = (
-        f"exec 3<>/dev/tcp/{node.replication_host}/{port} && printf {word} >&3 "
-        f"&& grep -q {shlex.quote(expect)} <&3"
+        f"exec 3<>/dev/tcp/{host}/{port} && printf {word} >&3 && grep -q {shlex.quote(expect)} <&3"
     )
     return {"exec": {"command": ["bash", "-c", script]}, "periodSeconds": 10, "timeoutSeconds": 5}
 
 
-def zookeeper_probes(node: Node, port: int) -> dict[str, Any]:
-    """Ready when serving as leader or follower (`srvr` says its Mode), alive when it answers."""
+def zookeeper_probes(host: str, port: int) -> dict[str, Any]:
+    """Ready when serving as leader or follower (`srvr` says its Mode), alive when it answers;
+    `host`: where its plaintext port listens (zookeeper_tls.plain_client_host)."""
     return {
-        "readinessProbe": four_letter_word_probe(node, port, "srvr", "Mode: "),
+        "readinessProbe": four_letter_word_probe(host, port, "srvr", "Mode: "),
         "livenessProbe": {
-            **four_letter_word_probe(node, port, "ruok", "imok"),
+            **four_letter_word_probe(host, port, "ruok", "imok"),
             "initialDelaySeconds": 30,
             "failureThreshold": 6,
         },

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from infra.model import labels
+from infra.model import labels, zookeeper_tls
 from infra.model.naming import Names
 from infra.model.nodes import Node
 from infra.model.paths import METADATA_DIR
@@ -111,6 +111,7 @@ class ZooKeeperQuorum:
             "zookeeper.connection.timeout.ms": 18000,
             # Brokers log in (SASL/DIGEST) and ACL their znodes so only that login may change them.
             "zookeeper.set.acl": True,
+            **(zookeeper_tls.broker_settings() if zookeeper_tls.applies(model.config) else {}),
         }
 
     def initial_voters(self, model: Cluster) -> str | None:

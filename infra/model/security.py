@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model import zookeeper_tls
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -70,7 +71,13 @@ def certificate_dns_names(model: ClusterModel, node: Node) -> list[str]:
 
 
 def certificates(model: ClusterModel) -> list[dict[str, Any]]:
-    return [certificate(model, n) for n in (*model.brokers, *model.quorum) if n.role != "zookeeper"]
+    """Every Kafka node's; a ZooKeeper server's when the ensemble speaks TLS (zookeeper_tls)."""
+    with_tls = zookeeper_tls.applies(model.config)
+    return [
+        certificate(model, n)
+        for n in (*model.brokers, *model.quorum)
+        if n.role != "zookeeper" or with_tls
+    ]
 
 
 def scram_secret_name(model: ClusterModel, user: str) -> str:

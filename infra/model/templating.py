@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from infra.model import dynamic_config, labels, metrics, zookeeper_auth
+from infra.model import dynamic_config, labels, metrics, zookeeper_auth, zookeeper_tls
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -82,6 +82,8 @@ def zookeeper_config(model: ClusterModel, node: Node) -> str:
         data_dir=ZK_DATA_DIR,
         data_log_dir=ZK_LOG_DIR,
         auth_settings=zookeeper_auth.server_settings(),
+        tls_settings=zookeeper_tls.server_settings() if zookeeper_tls.applies(model.config) else {},
+        loopback=zookeeper_tls.LOOPBACK,
     )
 
 

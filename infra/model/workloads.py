@@ -18,6 +18,7 @@ from infra.model import (
     metrics,
     templating,
     zookeeper_auth,
+    zookeeper_tls,
 )
 from infra.model.cluster import ClusterModel
 from infra.model.networks import pod_network_annotation
@@ -30,6 +31,7 @@ from infra.model.paths import (
     ZK_CONFIG_DIR,
     ZK_DATA_DIR,
     ZK_LOG_DIR,
+    ZK_TLS_DIR,
 )
 from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.probes import TERMINATION_GRACE_SECONDS, kafka_probes, zookeeper_probes
@@ -74,19 +76,23 @@ def _zone_affinity(node: Node, model: ClusterModel) -> dict[str, Any]:
     }
 
 
+def _tls_secret_volume(model: ClusterModel, node: Node) -> dict[str, Any]:
+    # Mounted whole (no subPath), so the kubelet swaps in what cert-manager renews.
+    return {
+        "name": "tls",
+        "secret": {
+            "secretName": model.names.tls_secret(node.workload),
+            "defaultMode": TLS_FILE_MODE,
+        },
+    }
+
+
 def _tls_volumes(
     model: ClusterModel, node: Node
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     volumes = [
         *metrics.agent_volumes(model),
-        # Mounted whole (no subPath), so the kubelet swaps in what cert-manager renews.
-        {
-            "name": "tls",
-            "secret": {
-                "secretName": model.names.tls_secret(node.workload),
-                "defaultMode": TLS_FILE_MODE,
-            },
-        },
+        _tls_secret_volume(model, node),
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
         {"name": "script-logs", "emptyDir": {}},
     ]
@@ -244,7 +250,9 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         volumes.append(jaas_volume)
         mounts.append(jaas_mount)
         if c.security.client_auth == "scram-sha-512":
-            init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount]))
+            # Over TLS it reads the broker's own ZooKeeper client settings and certificate.
+            tls = [m for m in mounts if m["name"] in ("config", "tls") and zookeeper_tls.applies(c)]
+            init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount, *tls]))
     pod_context = pod_security_context(model, c.images.kafka)
     return _statefulset(model, node, pod_labels, containers, init, volumes, claims, pod_context)
 
@@ -281,8 +289,11 @@ def zookeeper_statefulset(
             {"name": "txlog", "mountPath": ZK_LOG_DIR},
             jaas_mount,
         ],
-        **zookeeper_probes(node, model.ports.zookeeper_client),
+        **zookeeper_probes(zookeeper_tls.plain_client_host(c, node), model.ports.zookeeper_client),
     }
+    if zookeeper_tls.applies(c):
+        volumes.append(_tls_secret_volume(model, node))
+        container["volumeMounts"].append({"name": "tls", "mountPath": ZK_TLS_DIR, "readOnly": True})
     myid = {
         "name": "myid",
         "image": c.images.zookeeper.image,

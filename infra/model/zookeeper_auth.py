@@ -16,9 +16,9 @@ import shlex
 from typing import Any
 
 from infra.config import ZOOKEEPER_QUORUM_PASSWORD_KEY
-from infra.model import labels
+from infra.model import labels, zookeeper_tls
 from infra.model.cluster import ClusterModel
-from infra.model.paths import KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
+from infra.model.paths import CONFIG_DIR, KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
 from infra.model.secret_text import PASSWORD_SLOT
 from infra.model.security import scram_secret_name
 
@@ -120,15 +120,26 @@ def _zookeeper_connect(model: ClusterModel) -> tuple[str, str]:
 
 def scram_users_script(model: ClusterModel) -> str:
     servers, chroot = _zookeeper_connect(model)
+    shell_tls = configs_tls = ""
+    if zookeeper_tls.applies(model.config):
+        # The tools take the zookeeper.* TLS keys of the broker's own server.properties (and
+        # ignore the rest), so the client settings have one home.
+        settings = f"{CONFIG_DIR}/server.properties"
+        shell_tls, configs_tls = (
+            f" -zk-tls-config-file {settings}",
+            f" --zk-tls-config-file {settings}",
+        )
     # The chroot exists once a broker or this container made it; `create` then fails harmlessly
     # (its last line, "Created" or "Node already exists", goes to the log), and any real failure
     # (ZooKeeper unreachable, login refused) stops the next command.
     lines = [
-        f"{KAFKA_BIN}/zookeeper-shell.sh {shlex.quote(servers)} create {chroot} 2>&1 | tail -n 1",
+        f"{KAFKA_BIN}/zookeeper-shell.sh {shlex.quote(servers)}{shell_tls} create {chroot} 2>&1 "
+        "| tail -n 1",
     ]
     for i, user in enumerate(model.config.security.users):
         lines.append(
-            f"{KAFKA_BIN}/kafka-configs.sh --zookeeper {shlex.quote(servers + chroot)} --alter "
+            f"{KAFKA_BIN}/kafka-configs.sh --zookeeper {shlex.quote(servers + chroot)}"
+            f"{configs_tls} --alter "
             f'--add-config "SCRAM-SHA-512=[password=$SCRAM_PASSWORD_{i}]" '
             f"--entity-type users --entity-name {shlex.quote(user)}"
         )

@@ -211,7 +211,7 @@ class ProcessCluster(ClientAccess, PodSteps):
     def renew_certificates(self, validity: datetime.timedelta = certificates.VALIDITY) -> None:
         """Every node's Secret anew (new key, new serial), as cert-manager renews it."""
         for node in self.nodes:
-            if node.role != "zookeeper":
+            if "tls" in node.entry["paths"]:  # a ZooKeeper server's only when it speaks TLS
                 certificates.issue(
                     self.authority, node.entry["certificate"], node.workdir / "tls", validity
                 )
@@ -224,6 +224,8 @@ class ProcessCluster(ClientAccess, PodSteps):
         pairs += self._secret_volumes(node)
         if node.role == "zookeeper":
             pairs += [(node.workdir / "data", paths["data"]), (node.workdir / "log", paths["log"])]
+            if "tls" in paths:
+                pairs.append((node.workdir / "tls", paths["tls"]))
             return pairs
         pairs += [
             (node.workdir / "tls", paths["tls"]),

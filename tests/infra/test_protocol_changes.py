@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.model.templating import zookeeper_config
 from infra.preview import StackPreview, markdown
 from infra.protocol_changes import ProtocolChange, protocol_changes
+from tests.infra.test_zookeeper_auth import model_of
 
 SIZING = {"brokers": 3}
 
@@ -59,3 +61,19 @@ def test_the_comment_says_the_change_cannot_roll_and_blocks_the_pipeline() -> No
     assert "> - CONTROLLER: SSL → SASL_SSL (`kafka-broker-0`)" in comment
     assert preview.blocked
     assert not StackPreview("prod", [], SIZING, SIZING, []).blocked
+
+
+def test_an_ensemble_moving_to_tls_cannot_roll() -> None:
+    # A server on TLS only and brokers or peers still on plaintext cannot talk.
+    before, after = model_of(security={"replication_tls": False}), model_of()
+    zk = after.quorum[0]
+    step = config_map_step("kafka-zookeeper-1", "", "")
+    step["oldState"]["inputs"]["data"] = {"zoo.cfg": zookeeper_config(before, zk)}
+    step["newState"]["inputs"]["data"] = {"zoo.cfg": zookeeper_config(after, zk)}
+    assert protocol_changes({"steps": [step]}) == [
+        ProtocolChange("ZOOKEEPER", "PLAINTEXT", "TLS", ("kafka-zookeeper-1",))
+    ]
+    unchanged = config_map_step("kafka-zookeeper-1", "", "")
+    unchanged["oldState"]["inputs"]["data"] = {"zoo.cfg": zookeeper_config(after, zk)}
+    unchanged["newState"]["inputs"]["data"] = {"zoo.cfg": zookeeper_config(after, zk)}
+    assert protocol_changes({"steps": [unchanged]}) == []

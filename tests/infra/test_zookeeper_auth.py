@@ -47,10 +47,13 @@ def test_zookeeper_has_probes_on_whitelisted_four_letter_words() -> None:
     container = workloads.zookeeper_statefulset(model, model.quorum[0], "fast")["spec"]["template"][
         "spec"
     ]["containers"][0]
+    settings = dict(line.split("=", 1) for line in zoo.splitlines() if "=" in line)
+    plain = f"{settings['clientPortAddress']}/{settings['clientPort']}"
     for probe, word in (("readinessProbe", "srvr"), ("livenessProbe", "ruok")):
         script = container[probe]["exec"]["command"][2]
         assert f"printf {word}" in script and word in whitelist
-        assert f"/dev/tcp/{model.quorum[0].replication_host}/2181" in script
+        # Four-letter words in plain text: on the plaintext port, wherever zoo.cfg binds it.
+        assert f"/dev/tcp/{plain} " in script
 
 
 def test_brokers_log_in_to_zookeeper_and_acl_their_znodes() -> None:
@@ -72,10 +75,11 @@ def test_each_broker_creates_the_scram_users_before_it_starts() -> None:
     users = next(c for c in init if c["name"] == "scram-users")
     script = users["command"][2]
     connect = ",".join(f"{q.replication_host}:2181" for q in model.quorum)
-    assert f"zookeeper-shell.sh {connect} create /kafka" in script
+    tls = "zk-tls-config-file /etc/kafka/config/server.properties"
+    assert f"zookeeper-shell.sh {connect} -{tls} create /kafka" in script
     for i, user in enumerate(["admin", "orders"]):
         assert (
-            f"kafka-configs.sh --zookeeper {connect}/kafka --alter "
+            f"kafka-configs.sh --zookeeper {connect}/kafka --{tls} --alter "
             f'--add-config "SCRAM-SHA-512=[password=$SCRAM_PASSWORD_{i}]" '
             f"--entity-type users --entity-name {user}"
         ) in script

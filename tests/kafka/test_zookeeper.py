@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 
 import pytest
 
 from infra.engine import PLACEHOLDER_SECRET
+from infra.model.paths import KEYSTORE_FILE, TRUSTSTORE_FILE
 from infra.verify.processes import Node, ProcessCluster
 from tests.kafka.checks import (
     FAILOVER_TRIALS,
@@ -82,3 +84,43 @@ def test_renewed_certificates_reach_the_brokers_without_a_restart(
     # In ZooKeeper mode the broker a per-node AlterConfigs reaches reloads its files itself.
     renewed = check_renewal_reaches_every_listener(zookeeper_cluster)
     assert {f"{b.name} replication" for b in zookeeper_cluster.brokers} <= set(renewed)
+
+
+# Asks a server `ruok` from a broker's pod: in plain text, over TLS with the broker's node
+# certificate, and over TLS with none. Prints one answer per line ("" when the server dropped
+# or refused the connection).
+ASK = """
+import socket, ssl, sys
+host, port, keystore, truststore = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def ask(wrap):
+    try:
+        with wrap(socket.create_connection((host, port), timeout=10)) as s:
+            s.settimeout(5)
+            s.sendall(b"ruok\\n")  # longer than a TLS record header: a TLS port drops it at once
+            return s.recv(64).decode()
+    except (OSError, ssl.SSLError):
+        return ""
+def tls(certificate):
+    context = ssl.create_default_context(cafile=truststore)
+    if certificate:
+        context.load_cert_chain(keystore)
+    return lambda s: context.wrap_socket(s, server_hostname=host)
+print(repr(ask(lambda s: s)))
+print(repr(ask(tls(True))))
+print(repr(ask(tls(False))))
+"""
+
+
+def test_brokers_reach_the_ensemble_over_tls_only(zookeeper_cluster: ProcessCluster) -> None:
+    """Every server's client port on the network answers TLS with a certificate of the stack's
+    CA only (plaintext is dropped, no client certificate is refused), while its kubelet probe
+    asks the plaintext port on the pod's loopback."""
+    cluster = zookeeper_cluster
+    broker = cluster.brokers[0].name
+    port = cluster.topology["ports"]["zookeeper_client"]
+    for server in cluster.quorum:
+        host = server.entry["replication_ip"] or server.entry["client_host"]
+        args = shlex.join([host, str(port), KEYSTORE_FILE, TRUSTSTORE_FILE])
+        answers = cluster.exec_in(broker, f"python3 -c {shlex.quote(ASK)} {args}").splitlines()
+        assert answers == ["''", "'imok'", "''"], (server.name, answers)
+        assert cluster.ready(server.name, "zookeeper")
