@@ -93,8 +93,9 @@ def main() -> None:
             lost = lose_node(stack, "bench-node-loss", index=2)
             print(
                 f"lose {lost.node} (every process killed): broker out of the ISR after "
-                f"{lost.shrunk_s:.0f} s, {lost.written_while_down} records acked while it was "
-                f"down, min ISR "
+                f"{lost.shrunk_s:.0f} s, node noticed by the control plane after "
+                f"{lost.noticed_s:.0f} s, longest write stall {lost.stall_s:.1f} s, "
+                f"{lost.written_while_down} records acked while it was down, min ISR "
                 f"{lost.min_isr}, caught up {lost.caught_up_s:.0f} s after it came back, same "
                 f"pod: {lost.same_pod} ({loss(lost.load)})"
             )

@@ -31,9 +31,13 @@ NAME = "kafkastack"
 # Services get addresses from a range named here (real nodes' kube-proxy and DNS use it), and
 # the apiserver's certificate names the `kubernetes` Service's address, which in-cluster
 # clients (CoreDNS) dial.
+# Node heartbeats at Kubernetes' own timings: kwokctl scales them by 5 by default (a node grace
+# of 3 min 20 s). A lost real node must be marked NotReady, and its pods taken out of every
+# Service (the cluster DNS's included), after the 40 s a real cluster takes.
 KWOKCTL_CONFIG = f"""apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
+  heartbeatFactor: 1
   kubeApiserverCertSANs:
   - {API_SERVICE_IP}
 componentsPatches:

@@ -3,19 +3,31 @@ recovery"): every process of the node is killed at once, as a machine or a zone 
 gives no time to shut down; writes go on with the other two zones; then the node boots again on
 the state it left and its broker catches up with no step from anyone. Shared by the nodes tier
 and bench/day2.py.
+
+Two clocks run after the loss. Kafka's (replica.lag.time.max.ms) drops the broker from the
+in-sync sets; clients that were connected write on through it. The control plane's (the node
+grace, 40 s as in any Kubernetes cluster) marks the node NotReady and takes its pods out of
+every Service: until then the cluster DNS Service still sends part of the lookups to the
+CoreDNS replica that died with the node, so a client started in that window may fail to
+resolve the bootstrap name. The proof writes with a new client only once the cluster has
+noticed, as an operator's tooling would see it, and reports both clocks.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
     LOAD_RECORDS_PER_S,
     IsrWatcher,
     Load,
+    longest_stall,
     min_isr_seen,
     read_back,
 )
@@ -29,6 +41,9 @@ class NodeLoss:
     broker: str  # the broker pod that ran on the lost node
     written_while_down: int  # records a producer started after the loss had acknowledged
     shrunk_s: float  # loss → no partition lists the lost broker in sync any more
+    # loss → the node NotReady and no Service endpoint on it ready (the cluster DNS's included)
+    noticed_s: float
+    stall_s: float  # the longest pause in the connected producer's acknowledgements meanwhile
     min_isr: int  # the smallest in-sync set the watcher saw, loss to catch-up
     caught_up_s: float  # node back → its broker's pod Ready and every partition in sync again
     same_pod: bool  # the pod that came back is the one that ran before (nobody replaced it)
@@ -42,6 +57,27 @@ def _since(start: float, condition: Callable[[], bool], what: str, timeout: floa
             raise AssertionError(f"{what} not seen in {timeout:.0f} s")
         time.sleep(1)
     return time.monotonic() - start
+
+
+def endpoint_serving(endpoint: dict[str, Any]) -> bool:
+    """An EndpointSlice endpoint's pod is ready. `serving`, not `ready`: a Service that
+    publishes not-ready addresses (the brokers' headless one, for their DNS names) marks every
+    endpoint ready."""
+    conditions = endpoint.get("conditions") or {}
+    return bool(conditions.get("serving", conditions.get("ready", True)))
+
+
+def _noticed(stack: DeployedStack, node: str) -> bool:
+    """The control plane has reacted to the loss: the node is not Ready and no EndpointSlice
+    (the stack's Services, the cluster DNS) lists a serving endpoint on it any more."""
+    if stack.nodes.ready().get(node, True):
+        return False
+    reply = stack.kube.kubectl("get", "endpointslices", "-A", "-o", "json")
+    return not any(
+        endpoint.get("nodeName") == node and endpoint_serving(endpoint)
+        for item in json.loads(reply.stdout)["items"]
+        for endpoint in item.get("endpoints") or []
+    )
 
 
 def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
@@ -68,18 +104,21 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
     errors_down: list[str] = []
     down = False
     try:
-        lost_at = time.monotonic()
+        lost_at, lost_epoch = time.monotonic(), time.time()
         down = True
         nodes.crash(node)
 
         def out_of_sync() -> bool:
-            states = client.describe(topic).get(topic, {})
+            try:
+                states = client.describe(topic).get(topic, {})
+            except LocalClusterError:
+                return False  # a new client's lookup that reached the lost CoreDNS: ask again
             return bool(states) and all(broker.node_id not in s.isr for s in states.values())
 
-        # Kafka's own reaction (replica.lag.time.max.ms) is what keeps the service up; the API
-        # server's (NotReady after the controller's node grace) changes nothing here: the pod
-        # stays bound to the node that holds its volume, so nothing waits for it.
         shrunk = _since(lost_at, out_of_sync, f"broker {broker.node_id} out of the ISR", 180)
+        noticed = _since(
+            lost_at, lambda: _noticed(stack, node.name), f"{node.name} noticed as lost", 180
+        )
         acked_down, errors_down = client.produce(topic, count=200)
         back_at = time.monotonic()
         down = False
@@ -98,6 +137,8 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
         broker=pod["name"],
         written_while_down=len(acked_down),
         shrunk_s=shrunk,
+        noticed_s=noticed,
+        stall_s=longest_stall(acked, lost_epoch, lost_epoch + noticed),
         min_isr=min_isr_seen(samples, {topic}),
         caught_up_s=caught_up,
         same_pod=bool(after) and after[0]["metadata"]["uid"] == pod["uid"],

@@ -54,6 +54,12 @@ def test_the_apiserver_uses_the_service_range_and_its_certificate_names_the_api_
     assert {"key": "service-cluster-ip-range", "value": SERVICE_CIDR} in apiserver["extraArgs"]
 
 
+def test_a_lost_node_is_noticed_at_kubernetes_own_timings() -> None:
+    # kwokctl's default factor of 5 gives a node grace of 3 min 20 s: the cluster DNS Service
+    # would route lookups to a lost node's CoreDNS that long (tests/nodes node-loss proof).
+    assert yaml.safe_load(KWOKCTL_CONFIG)["options"]["heartbeatFactor"] == 1
+
+
 def test_kube_proxy_covers_every_pod_subnet_and_masquerades_service_traffic() -> None:
     conf = yaml.safe_load(kube_proxy_config(NODES[0], Path("/k/kubeconfig")))
     assert conf["mode"] == "iptables"

@@ -1,7 +1,7 @@
 """Day-2 operations on the rendered stack's pods, each under an idempotent acks=all load from
 the client pod: leader failover, a rolling config change through `pulumi up`, a zone's node
-drained. Figures are printed (bench/day2.py reports the same); nothing here is timed. A zone's
-node lost is in bench/day2.py only (docs/real-nodes.md, proof 6)."""
+drained, a zone's node lost. Figures are printed (bench/day2.py reports the same); nothing here
+is timed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from infra.localcluster.disruptions import (
     rolling_change,
 )
 from infra.localcluster.drain import drain_zone
+from infra.localcluster.node_loss import lose_node
 
 TRIALS = 10
 
@@ -74,4 +75,25 @@ def test_draining_a_zones_node_keeps_min_isr_and_the_budget_holds(
         f"\ndrained {node} ({drain.evicted} evicted): second eviction refused, min ISR "
         f"{drain.min_isr}, caught up {drain.caught_up_s:.0f}s after uncordon, "
         f"{len(drain.load.acked)} acked, 0 lost"
+    )
+
+
+def test_a_zones_node_lost_under_load_comes_back_and_its_broker_catches_up_by_itself(
+    deployed_stack: DeployedStack,
+) -> None:
+    # The third node: the first runs the client pod and kube-proxy.
+    loss = lose_node(deployed_stack, "proof-node-loss", index=2)
+    min_isr = deployed_stack.model.config.min_insync_replicas
+    # The other two zones kept serving acks=all writes, to the connected producer throughout
+    # and to a new one once the control plane had noticed the loss.
+    assert loss.written_while_down == 200
+    assert loss.min_isr >= min_isr, loss.min_isr
+    assert loss.load.lost == [] and loss.load.disorder == []
+    # Nobody replaced or restarted anything by hand: the same pod came back on its node.
+    assert loss.same_pod
+    print(
+        f"\nlost {loss.node} ({loss.broker}): out of the ISR {loss.shrunk_s:.0f}s and noticed "
+        f"by the control plane {loss.noticed_s:.0f}s after the loss, longest write stall "
+        f"{loss.stall_s:.1f}s, min ISR {loss.min_isr}, caught up {loss.caught_up_s:.0f}s after "
+        f"the node came back, {len(loss.load.acked)} acked, 0 lost"
     )
