@@ -115,6 +115,8 @@ def test_brokers_ready_when_caught_up_and_alive_while_their_listener_answers() -
     # A long log recovery at start-up is not cut short by liveness.
     startup = broker["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 600
+    # ...yet a started broker is seen within 2 s: each step of a roll waits for it.
+    assert startup["periodSeconds"] <= 2
 
 
 def test_controllers_probe_their_listener_wherever_it_listens() -> None:
