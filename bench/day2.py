@@ -13,7 +13,8 @@ in a client pod:
   the smallest in-sync set a watcher saw;
 - one zone's node drained and uncordoned: time for its broker to catch up;
 - one zone's node lost (every process it runs killed at once) and booted again: when Kafka
-  noticed, writes meanwhile, time for its broker to catch up.
+  noticed and when the control plane did, the connected producer's longest pause, writes
+  meanwhile, time for its broker to catch up.
 """
 
 from __future__ import annotations
