@@ -83,7 +83,7 @@ def zookeeper_config(model: ClusterModel, node: Node) -> str:
         data_log_dir=ZK_LOG_DIR,
         auth_settings=zookeeper_auth.server_settings(),
         tls_settings=zookeeper_tls.server_settings() if zookeeper_tls.applies(model.config) else {},
-        loopback=zookeeper_tls.LOOPBACK,
+        plain_client_host=zookeeper_tls.plain_client_host(model.config, node),
     )
 
 

@@ -250,9 +250,11 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         volumes.append(jaas_volume)
         mounts.append(jaas_mount)
         if c.security.client_auth == "scram-sha-512":
-            # Over TLS it reads the broker's own ZooKeeper client settings and certificate.
-            tls = [m for m in mounts if m["name"] in ("config", "tls") and zookeeper_tls.applies(c)]
-            init.append(zookeeper_auth.scram_users_init(model, image, [jaas_mount, *tls]))
+            step_mounts = [jaas_mount]
+            if zookeeper_tls.applies(c):
+                # Over TLS it reads the broker's own ZooKeeper client settings and certificate.
+                step_mounts += [m for m in mounts if m["name"] in ("config", "tls")]
+            init.append(zookeeper_auth.scram_users_init(model, image, step_mounts))
     pod_context = pod_security_context(model, c.images.kafka)
     return _statefulset(model, node, pod_labels, containers, init, volumes, claims, pod_context)
 

@@ -50,9 +50,9 @@ def plain_client_host(config: StackConfig, node: Node) -> str:
     return LOOPBACK if applies(config) else node.replication_host
 
 
-def server_settings(keystore_dir: str = ZK_TLS_DIR) -> dict[str, str]:
+def server_settings() -> dict[str, str]:
     """zoo.cfg lines for the TLS client port's and the quorum's keys (the ports: zoo.cfg.j2)."""
-    keystore, truststore = f"{keystore_dir}/{COMBINED_PEM}", f"{keystore_dir}/ca.crt"
+    keystore, truststore = f"{ZK_TLS_DIR}/{COMBINED_PEM}", f"{ZK_TLS_DIR}/ca.crt"
     return {
         # TLS needs Netty; the plain loopback port is served by the same factory.
         "serverCnxnFactory": NETTY_SERVER,

@@ -222,13 +222,12 @@ class ProcessCluster(ClientAccess, PodSteps):
         pairs = [(self.render_dir / node.entry["config_dir"], paths["config"])]
         pairs += [(self.workdir / "kafka-bin", KAFKA_BIN)]
         pairs += self._secret_volumes(node)
+        if "tls" in paths:  # a ZooKeeper server has its Secret only when it speaks TLS
+            pairs.append((node.workdir / "tls", paths["tls"]))
         if node.role == "zookeeper":
             pairs += [(node.workdir / "data", paths["data"]), (node.workdir / "log", paths["log"])]
-            if "tls" in paths:
-                pairs.append((node.workdir / "tls", paths["tls"]))
             return pairs
         pairs += [
-            (node.workdir / "tls", paths["tls"]),
             (node.workdir / "metadata", paths["metadata"]),
             # The pod's emptyDir its init container fills, or the jar the image would hold.
             (
