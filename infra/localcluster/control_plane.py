@@ -7,11 +7,14 @@ rendered affinity rules and binds the rendered claims to node-local volumes.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,19 @@ VOLUME_NODE_LABEL = "kafkastack.io/volume-node"
 # pod placed there would only pretend to run (kwok invents its status), and the stack's pods
 # must really run. The fake nodes stay for placement tests on a cluster without real nodes.
 FAKE_NODE_TAINT = {"key": "kafkastack.io/fake-node", "value": "true", "effect": "NoSchedule"}
+
+
+@contextlib.contextmanager
+def _creating_alone() -> Iterator[None]:
+    """One cluster creation at a time on this machine: kwokctl picks its components' ports
+    (32761-32766 first) by what is free when it starts, so two creations at once (two test
+    lanes, or a bench beside the suite) pick the same ports and one cluster never works. Once a
+    cluster runs, its processes hold its ports and the next creation picks others."""
+    lock = toolchain.cache_dir() / "local-cluster" / ".create.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 class LocalClusterError(RuntimeError):
@@ -125,37 +141,41 @@ class LocalKubernetes:
         """Create (or reuse) the cluster, its zoned nodes, volumes and CRDs. Idempotent."""
         if not self.is_up():
             self.workdir.mkdir(parents=True, exist_ok=True)
-            self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
-            config = self.workdir / "kwokctl.yaml"
-            config.write_text(KWOKCTL_CONFIG, encoding="utf-8")
-            self._run(
-                binary("kwokctl"),
-                "create",
-                "cluster",
-                "--name",
-                self.name,
-                "--config",
-                str(config),
-                "--runtime",
-                "binary",
-                "--kube-apiserver-binary",
-                binary("kube-apiserver"),
-                "--kube-controller-manager-binary",
-                binary("kube-controller-manager"),
-                "--kube-scheduler-binary",
-                binary("kube-scheduler"),
-                "--kwok-controller-binary",
-                binary("kwok"),
-                "--etcd-binary",
-                binary("etcd"),
-                "--kubeconfig",
-                str(self.kubeconfig),
-                "--wait",
-                "2m",
-            )
+            with _creating_alone():
+                self._create()
         self.kubectl("apply", "--server-side", "-f", str(CRDS))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         self.apply_fake_nodes()
+
+    def _create(self) -> None:
+        self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
+        config = self.workdir / "kwokctl.yaml"
+        config.write_text(KWOKCTL_CONFIG, encoding="utf-8")
+        self._run(
+            binary("kwokctl"),
+            "create",
+            "cluster",
+            "--name",
+            self.name,
+            "--config",
+            str(config),
+            "--runtime",
+            "binary",
+            "--kube-apiserver-binary",
+            binary("kube-apiserver"),
+            "--kube-controller-manager-binary",
+            binary("kube-controller-manager"),
+            "--kube-scheduler-binary",
+            binary("kube-scheduler"),
+            "--kwok-controller-binary",
+            binary("kwok"),
+            "--etcd-binary",
+            binary("etcd"),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--wait",
+            "2m",
+        )
 
     def has_real_nodes(self) -> bool:
         """Whether real nodes of this cluster run now (each has its node.json)."""
