@@ -21,6 +21,7 @@ from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
+from tests.ordering import order_within
 
 DOMAIN = "kafka.verify.test"
 
@@ -76,6 +77,13 @@ def start_cluster(
         cluster.close()
         raise
     return cluster
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of the shared `kraft` cluster run last in this folder: started by its first
+    user, it stops only when the folder ends, and its eight JVMs would otherwise idle beside
+    every cluster of its own that the tests in between start, on the same two cores."""
+    order_within(items, Path(__file__).parent, lambda fixtures: int("kraft" in fixtures))
 
 
 @pytest.fixture(scope="package")

@@ -12,26 +12,21 @@ import pytest
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.nodes import RealNodes
+from tests.ordering import order_within
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Deploying a stack onto the nodes takes about a minute: the tests of this folder that only
     need the nodes run first (one of them stops and restarts the nodes, which would make the
     next test deploy again), then those of the session's deployed stack, then those that release
-    it for a stack of their own. Only the order changes, within the slots this folder's tests
-    already hold; no test depends on it."""
-    here = Path(__file__).parent
-    slots = [i for i, item in enumerate(items) if item.path.is_relative_to(here)]
+    it for a stack of their own."""
 
-    def group(item: pytest.Item) -> int:
-        fixtures = set(getattr(item, "fixturenames", ()))
+    def group(fixtures: set[str]) -> int:
         if "deployed_stack" in fixtures:
             return 1
         return 2 if "_stack_deployment" in fixtures else 0
 
-    ordered = sorted((items[i] for i in slots), key=group)
-    for slot, item in zip(slots, ordered, strict=True):
-        items[slot] = item
+    order_within(items, Path(__file__).parent, group)
 
 
 @pytest.fixture(scope="package")
