@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -23,7 +23,7 @@ from infra.config_base import NAMESPACE
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.pod_client import PodClient
 from infra.localcluster.provision import Provisioned, local_engine, provision
-from infra.localcluster.real_stack import write_real_node_stack
+from infra.localcluster.real_stack import Quorum, write_real_node_stack
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
@@ -46,7 +46,7 @@ class DeployedStack:
         nodes: RealNodes,
         source: Path,
         workdir: Path,
-        quorum: Literal["kraft", "zookeeper"] = "kraft",
+        quorum: Quorum = "combined",
     ) -> None:
         self.nodes = nodes
         self.quorum = quorum

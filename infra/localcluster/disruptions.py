@@ -197,7 +197,7 @@ def below(
 @dataclass(frozen=True)
 class Roll:
     seconds: float  # the whole `pulumi up`
-    restarts: list[tuple[str, float, float]]  # broker pod, started, Ready (epoch), by start
+    restarts: list[tuple[str, float, float]]  # broker or controller pod, started, Ready, by start
     updates: list[tuple[str, str]]  # the engine's (phase, resource) order
     samples: list[IsrSample]
     load: Load
@@ -211,6 +211,14 @@ def other_broker_cpu(values: dict[str, Any]) -> None:
     resources["broker_cpu"] = 0.3 if resources["broker_cpu"] != 0.3 else 0.25
 
 
+def every_node_cpu(values: dict[str, Any]) -> None:
+    """Like `other_broker_cpu`, for the dedicated KRaft controllers' CPU request too: a change
+    that restarts every Kafka pod, controllers and brokers."""
+    other_broker_cpu(values)
+    quorum = values["sizing"]["cluster"]["quorum"]
+    quorum["cpu"] = 0.3 if quorum["cpu"] != 0.3 else 0.25
+
+
 def rolling_change(
     stack: DeployedStack, topic: str, edit: Callable[[dict[str, Any]], None]
 ) -> Roll:
@@ -220,7 +228,7 @@ def rolling_change(
     client.wait_isr(topic, 3)
     # The watcher judges every topic: none may still be short from whatever ran before.
     client.wait_in_sync()
-    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in stack.pods(labels.BROKER)}
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in _kafka_pods(stack)}
     watcher = IsrWatcher(client)
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
@@ -235,12 +243,17 @@ def rolling_change(
         samples = watcher.stop()
         acked, errors = client.stop_producer(run)
     restarts = []
-    for pod in stack.pods(labels.BROKER):
+    for pod in _kafka_pods(stack):
         name = pod["metadata"]["name"]
         if before.get(name) != pod["metadata"]["uid"]:
             restarts.append((name, _started(pod), _ready_since(pod)))
     restarts.sort(key=lambda r: r[1])
     return Roll(seconds, restarts, done.updates, samples, read_back(client, topic, acked, errors))
+
+
+def _kafka_pods(stack: DeployedStack) -> list[dict[str, Any]]:
+    """Brokers and dedicated KRaft controllers: what a roll restarts one at a time."""
+    return stack.pods(labels.BROKER) + stack.pods(labels.CONTROLLER)
 
 
 def _timestamp(text: str) -> float:

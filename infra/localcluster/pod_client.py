@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 from infra.localcluster import client_pod
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
+from infra.model import membership
 from infra.model.cluster import ClusterModel
 
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
+QUORUM_COMMAND = "org.apache.kafka.tools.MetadataQuorumCommand"
 PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 # A tool's JVM is small: several share the client pod beside the brokers on two cores.
@@ -203,6 +205,11 @@ class PodClient:
             if match:
                 topics.setdefault(match[1], []).append(line)
         return {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
+
+    def quorum_leader(self) -> int | None:
+        """The KRaft quorum's leader (the active controller) as the brokers report it."""
+        args = ["--command-config", client_pod.CLIENT_PROPERTIES, "describe", "--status"]
+        return membership.leader_id(self.exec_sh(self.tool_command(QUORUM_COMMAND, args)).stdout)
 
     def wait_isr(self, topic: str, size: int, timeout: float = 180) -> dict[int, PartitionState]:
         """Until every partition of `topic` has `size` in-sync replicas and a leader."""

@@ -25,6 +25,10 @@ QUORUM_CPU = 0.25
 MEMORY_GIB = 2.0
 HEAP_GIB = 1.0  # whole GiB: the manifests give the JVM -Xmx<heap>g
 ZOOKEEPER_SERVERS = 3  # the ZooKeeper-mode variant's ensemble, one server per zone
+CONTROLLERS = 3  # the dedicated-controller variant's KRaft voters, one per zone
+# How the variant keeps its metadata: the brokers are the KRaft voters (three nodes), KRaft
+# controllers of their own, or a ZooKeeper ensemble (both on six nodes, two per zone).
+Quorum = Literal["combined", "dedicated", "zookeeper"]
 # The second network of the dual variant: one subnet per zone (zones in the stack's order),
 # routed between zones by the host (the nodes' shared bridge is each subnet's router).
 REPLICATION_SUBNETS = ("10.30.0.0/24", "10.30.1.0/24", "10.30.2.0/24")
@@ -86,6 +90,16 @@ def real_node_overrides(
     return result
 
 
+def dedicated_controllers(values: dict[str, Any]) -> dict[str, Any]:
+    """The real-node variant's values → its twin with KRaft controllers of their own, as prod
+    runs them: brokers and controllers never share a node (required anti-affinity), so it runs
+    on six nodes, two per zone. A change rolls the controllers first, then the brokers."""
+    result = copy.deepcopy(values)
+    result["quorum"] = {"kind": "kraft", "nodes": CONTROLLERS, "combined": False}
+    result["sizing"]["cluster"]["quorum"].update(kind="kraft", nodes=CONTROLLERS)
+    return result
+
+
 def zookeeper_mode(values: dict[str, Any]) -> dict[str, Any]:
     """The real-node variant's values → its ZooKeeper-mode twin: Kafka 3.9 on the images built
     here, a three-server ensemble in place of the combined KRaft quorum. Brokers and ZooKeeper
@@ -102,18 +116,20 @@ def write_real_node_stack(
     source: Path,
     target: Path,
     replication_bridge: str | None = None,
-    quorum: Literal["kraft", "zookeeper"] = "kraft",
+    quorum: Quorum = "combined",
 ) -> Path:
     """Write `target` (a Pulumi stack file) from the stack file `source` with the real-node
-    overrides (`dual` on `replication_bridge` when given; the ZooKeeper mode when `quorum`
-    says so); provider settings and anything else beside our keys are kept."""
+    overrides (`dual` on `replication_bridge` when given; the metadata quorum `quorum`
+    says); provider settings and anything else beside our keys are kept."""
     document = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     raw = dict(document.get("config", {}) or {})
     prefix = f"{NAMESPACE}:"
     ours = {k.removeprefix(prefix): v for k, v in raw.items() if str(k).startswith(prefix)}
     others = {k: v for k, v in raw.items() if not str(k).startswith(prefix)}
     values = real_node_overrides(ours, replication_bridge)
-    if quorum == "zookeeper":
+    if quorum == "dedicated":
+        values = dedicated_controllers(values)
+    elif quorum == "zookeeper":
         values = zookeeper_mode(values)
     document["config"] = {**others, **{f"{prefix}{k}": v for k, v in values.items()}}
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -116,6 +116,16 @@ def current_voters(status: str) -> dict[int, str] | None:
     return None
 
 
+def leader_id(status: str) -> int | None:
+    """The quorum leader's node id from `describe --status` (the active controller); None when
+    it names none (-1 during an election)."""
+    for line in status.splitlines():
+        if line.startswith("LeaderId:"):
+            value = line.split(":", 1)[1].strip()
+            return int(value) if value.isdigit() else None
+    return None
+
+
 def replication_rows(text: str) -> list[dict[str, str]]:
     """`describe --replication` as rows by its header (NodeId, DirectoryId, Lag, Status, …)."""
     rows = [line.split() for line in text.splitlines() if line.strip()]

@@ -186,3 +186,10 @@ def test_a_voter_set_it_cannot_read_never_leads_to_adding_a_second_entry(tmp_pat
     assert run_membership(tmp_path, caught_up, drifted) == ["describe --status"]
     no_voters = "LeaderId: 9000\n"
     assert run_membership(tmp_path / "none", caught_up, no_voters) == ["describe --status"]
+
+
+def test_the_leader_is_read_from_the_status_and_none_during_an_election() -> None:
+    status = "ClusterId:              abc\nLeaderId:               9001\nLeaderEpoch: 4\n"
+    assert membership.leader_id(status) == 9001
+    assert membership.leader_id(status.replace("9001", "-1")) is None
+    assert membership.leader_id("ClusterId: abc\n") is None

@@ -23,7 +23,12 @@ from infra.localcluster.control_plane import (
 from infra.localcluster.local_issuer import LocalCA
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
-from infra.localcluster.real_stack import BROKERS, ZOOKEEPER_SERVERS, write_real_node_stack
+from infra.localcluster.real_stack import (
+    BROKERS,
+    CONTROLLERS,
+    ZOOKEEPER_SERVERS,
+    write_real_node_stack,
+)
 from infra.model.cluster import ClusterModel
 from infra.model.security import certificates
 from infra.security_config import duration_minutes
@@ -156,3 +161,18 @@ def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_
     assert isinstance(public, ec.EllipticCurvePublicKey)
     cert.verify_directly_issued_by(issuer)
     assert LocalCA(tmp_path / "ca").pem == data["ca.crt"]
+
+
+def test_dedicated_variant_has_one_kraft_controller_per_zone_beside_the_brokers(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    target = tmp_path / "stacks" / "Pulumi.local.yaml"
+    config = load_stack(write_real_node_stack(source, target, quorum="dedicated").parent, "local")
+    model = ClusterModel.from_config(config)
+    assert (config.quorum.kind, config.quorum.combined) == ("kraft", False)
+    assert len(model.quorum) == CONTROLLERS and not set(model.quorum) & set(model.brokers)
+    assert sorted(n.zone for n in model.quorum) == sorted(config.zones)
+    # Controllers and brokers each on a node of their own; Pulumi awaits each one's readiness.
+    assert model.pod_count == BROKERS + CONTROLLERS + 1
+    assert not config.skip_await
