@@ -27,6 +27,7 @@ from infra.localcluster.real_stack import (
     BROKERS,
     CONTROLLERS,
     ZOOKEEPER_SERVERS,
+    Quorum,
     write_real_node_stack,
 )
 from infra.model.cluster import ClusterModel
@@ -34,9 +35,11 @@ from infra.model.security import certificates
 from infra.security_config import duration_minutes
 
 
-def _variant(repo_root: Path, tmp_path: Path) -> Path:
+def _variant(repo_root: Path, tmp_path: Path, quorum: Quorum = "combined") -> Path:
     return write_real_node_stack(
-        repo_root / "stacks" / "Pulumi.local.yaml", tmp_path / "stacks" / "Pulumi.local.yaml"
+        repo_root / "stacks" / "Pulumi.local.yaml",
+        tmp_path / "stacks" / "Pulumi.local.yaml",
+        quorum=quorum,
     )
 
 
@@ -62,9 +65,7 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
 def test_zookeeper_variant_is_kafka_3_9_with_an_ensemble_on_the_images_built_here(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    source = repo_root / "stacks" / "Pulumi.local.yaml"
-    target = tmp_path / "stacks" / "Pulumi.local.yaml"
-    config = load_stack(write_real_node_stack(source, target, quorum="zookeeper").parent, "local")
+    config = load_stack(_variant(repo_root, tmp_path, "zookeeper").parent, "local")
     model = ClusterModel.from_config(config)
     assert (config.kafka_version, config.quorum.kind) == ("3.9.1", "zookeeper")
     assert config.kafka_version == images.KAFKA_ZOOKEEPER_MODE.tag
@@ -166,9 +167,7 @@ def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_
 def test_dedicated_variant_has_one_kraft_controller_per_zone_beside_the_brokers(
     repo_root: Path, tmp_path: Path
 ) -> None:
-    source = repo_root / "stacks" / "Pulumi.local.yaml"
-    target = tmp_path / "stacks" / "Pulumi.local.yaml"
-    config = load_stack(write_real_node_stack(source, target, quorum="dedicated").parent, "local")
+    config = load_stack(_variant(repo_root, tmp_path, "dedicated").parent, "local")
     model = ClusterModel.from_config(config)
     assert (config.quorum.kind, config.quorum.combined) == ("kraft", False)
     assert len(model.quorum) == CONTROLLERS and not set(model.quorum) & set(model.brokers)

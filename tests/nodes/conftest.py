@@ -55,3 +55,12 @@ def _stack_deployment(
 def deployed_stack(_stack_deployment: DeployedStack) -> DeployedStack:
     """The stack on the nodes running now (deployed again if a test replaced them), Ready."""
     return _stack_deployment.ensure()
+
+
+@pytest.fixture
+def released_nodes(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> RealNodes:
+    """The nodes, for a stack of the test's own: the session's shared deployment holds the
+    namespace and the nodes' volumes, so it is released first (the next `deployed_stack`
+    deploys it again), whichever test ran before or runs after."""
+    _stack_deployment.release()
+    return real_nodes

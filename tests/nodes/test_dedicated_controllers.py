@@ -17,14 +17,9 @@ from infra.model import labels
 
 
 def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
-    real_nodes: RealNodes,
-    _stack_deployment: DeployedStack,
-    repo_root: Path,
-    tmp_path: Path,
+    released_nodes: RealNodes, repo_root: Path, tmp_path: Path
 ) -> None:
-    # The session's shared deployment holds the namespace and the nodes' volumes: this stack
-    # takes them only while it runs, whichever test ran before or runs after.
-    _stack_deployment.release()
+    real_nodes = released_nodes
     started = time.monotonic()
     # Brokers and controllers never share a node: one node more per controller.
     added = real_nodes.add(CONTROLLERS)

@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 
 from infra.config import load_stack
-from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.provision import local_engine, provision
@@ -91,14 +90,9 @@ def _leader(nodes: RealNodes, ns: str, pod: str, bootstrap: str) -> tuple[int, l
 
 
 def test_replication_runs_on_the_multus_network(
-    real_nodes: RealNodes,
-    _stack_deployment: DeployedStack,
-    repo_root: Path,
-    tmp_path: Path,
+    released_nodes: RealNodes, repo_root: Path, tmp_path: Path
 ) -> None:
-    # The session's shared deployment holds the namespace and the nodes' volumes: this stack of
-    # its own takes them only while it runs, whichever test ran before or runs after.
-    _stack_deployment.release()
+    real_nodes = released_nodes
     kube = real_nodes.kube
     stack_file = write_real_node_stack(
         repo_root / "stacks" / "Pulumi.local.yaml",

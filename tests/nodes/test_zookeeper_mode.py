@@ -22,14 +22,9 @@ RECORDS = 300
 
 
 def test_zookeeper_mode_serves_acks_all_with_the_scram_users_the_manifests_wrote(
-    real_nodes: RealNodes,
-    _stack_deployment: DeployedStack,
-    repo_root: Path,
-    tmp_path: Path,
+    released_nodes: RealNodes, repo_root: Path, tmp_path: Path
 ) -> None:
-    # The session's shared deployment holds the namespace and the nodes' volumes: this stack
-    # takes them only while it runs, whichever test ran before or runs after.
-    _stack_deployment.release()
+    real_nodes = released_nodes
     started = time.monotonic()
     # Brokers and ZooKeeper servers never share a node: one node more per server.
     wanted = (*images.ALL, *images.ZOOKEEPER_MODE)
