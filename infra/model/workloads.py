@@ -105,10 +105,19 @@ def _tls_volumes(
     return volumes, mounts
 
 
+def skip_when_formatted(directories: list[str]) -> str:
+    """A shell prefix ending the init container when every directory already holds its
+    `meta.properties`: what `--ignore-formatted` would conclude, without starting the tool's JVM
+    (seconds of CPU at every pod start, and each step of a roll waits for it). A directory
+    without it (a new JBOD volume, a voter's lost metadata volume) falls through to the tool."""
+    formatted = " && ".join(f"[ -f {d}/meta.properties ]" for d in directories)
+    return f"if {formatted}; then echo 'every log directory is formatted'; exit 0; fi; "
+
+
 def _format_storage_init(
     model: ClusterModel, node: Node, image: str, config_file: str, mounts: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """`kafka-storage format` once per volume set; --ignore-formatted makes restarts no-ops.
+    """`kafka-storage format` once per volume set: restarts are no-ops.
 
     Voters format with the full initial voter set (dynamic quorum, KIP-853) only while the
     quorum is being born (infra/model/membership.py); brokers join it.
@@ -143,6 +152,9 @@ def _format_storage_init(
         script = membership.voter_format_script(format_command, quorum_flag)
     else:
         script = f"{format_command} --ignore-formatted --no-initial-controllers"
+    # What the tool formats: the data directories (brokers) and the metadata log's.
+    directories = [*model.log_dirs, METADATA_DIR] if node.role == labels.BROKER else [METADATA_DIR]
+    script = skip_when_formatted(directories) + script
     init = {
         "name": "format-storage",
         "image": image,

@@ -34,7 +34,8 @@ def test_a_voter_formats_the_initial_set_only_without_a_birth_record() -> None:
     model = ClusterModel.from_config(config_of())
     spec = pod(model, 2)
     script = format_script(spec)
-    birth, rebirth = script.split("; fi; ")
+    skip, birth, rebirth = script.split("; fi; ")
+    assert skip.startswith(f"if [ -f {METADATA_DIR}/meta.properties ]; then ")
     guard = f"[ -f {membership.RECORD_DIR}/born ] && [ ! -f {METADATA_DIR}/meta.properties ]"
     assert birth.startswith(f"if {guard}; then ")
     assert birth.endswith("--no-initial-controllers")
@@ -193,3 +194,40 @@ def test_the_leader_is_read_from_the_status_and_none_during_an_election() -> Non
     assert membership.leader_id(status) == 9001
     assert membership.leader_id(status.replace("9001", "-1")) is None
     assert membership.leader_id("ClusterId: abc\n") is None
+
+
+def run_format(tmp_path: Path, spec: dict[str, Any], formatted: list[str]) -> list[str]:
+    """The rendered format-storage script with its in-pod paths under `tmp_path`, `formatted`
+    directories holding a meta.properties: the stand-in tool's calls."""
+    script = format_script(spec)
+    for path in (KAFKA_BIN, membership.RECORD_DIR, "/var/lib/kafka"):
+        script = script.replace(path, str(tmp_path / path.strip("/")))
+    for directory in formatted:
+        (tmp_path / directory.strip("/")).mkdir(parents=True, exist_ok=True)
+        (tmp_path / directory.strip("/") / "meta.properties").write_text("version=1\n")
+    tool = tmp_path / KAFKA_BIN.strip("/") / "kafka-storage.sh"
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    calls = tmp_path / "calls.txt"
+    tool.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    tool.chmod(0o755)
+    subprocess.run(["sh", "-c", script], check=True, timeout=30)
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_a_restart_on_formatted_volumes_starts_no_format_tool(tmp_path: Path) -> None:
+    """Every pod start ran the tool's JVM to learn that nothing needed formatting."""
+    model = ClusterModel.from_config(config_of())
+    broker = pod(model, 0, role="broker")
+    assert run_format(tmp_path / "broker", broker, [*model.log_dirs, METADATA_DIR]) == []
+    assert run_format(tmp_path / "voter", pod(model, 0), [METADATA_DIR]) == []
+
+
+def test_an_unformatted_directory_still_reaches_the_tool(tmp_path: Path) -> None:
+    model = ClusterModel.from_config(config_of())
+    broker = pod(model, 0, role="broker")
+    # A new data volume (or the metadata one lost) beside formatted ones: the tool formats it.
+    [call] = run_format(tmp_path / "broker", broker, [METADATA_DIR])
+    assert call.startswith("format ")
+    assert call.endswith("--ignore-formatted --no-initial-controllers")
+    [call] = run_format(tmp_path / "voter", pod(model, 0), [])
+    assert f"--initial-controllers {model.initial_controllers}" in call
