@@ -34,11 +34,11 @@ from infra.localcluster.deployed import DeployedStack  # noqa: E402
 from infra.localcluster.disruptions import (  # noqa: E402
     Load,
     leader_failover,
-    min_isr_seen,
     other_broker_cpu,
     rolling_change,
 )
 from infra.localcluster.drain import drain_zone  # noqa: E402
+from infra.localcluster.isr_watch import min_isr_seen  # noqa: E402
 from infra.localcluster.node_loss import lose_node  # noqa: E402
 from infra.localcluster.nodes import RealNodes  # noqa: E402
 

@@ -12,21 +12,13 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from infra.localcluster import client_pod
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.deployed import DeployedStack, pod_ready
-from infra.localcluster.pod_client import (
-    TOPIC_COMMAND,
-    Acked,
-    PartitionState,
-    PodClient,
-    lost,
-    out_of_order,
-    parse_describe,
-)
+from infra.localcluster.isr_watch import IsrSample, IsrWatcher
+from infra.localcluster.pod_client import Acked, PodClient, lost, out_of_order
 from infra.model import labels
 
 LOAD_RECORDS_PER_S = 100
@@ -91,12 +83,16 @@ def leader_failover(stack: DeployedStack, topic: str, trials: int) -> Failover:
     client = stack.client()
     client.create_topic(topic, partitions=1)
     client.wait_isr(topic, 3)
+    # The leader and its in-sync set before each trial, from the brokers' metrics: a
+    # TopicCommand per question cost a JVM start on the cores the brokers share.
+    watcher = watcher_of(stack)
+    watcher.start()
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
     kills: list[tuple[int, float, float]] = []
     try:
         for _ in range(trials):
-            leader = client.wait_isr(topic, 3)[0].leader
+            leader = watcher.wait_in_sync(topic, 0, 3).leader
             name = stack.broker_pod(leader)
             uid = _pod(stack, name)["metadata"]["uid"]
             deleted_at = time.time()
@@ -105,93 +101,13 @@ def leader_failover(stack: DeployedStack, topic: str, trials: int) -> Failover:
             kills.append((leader, deleted_at, ready_at))
         client.wait_isr(topic, 3)
     finally:
+        watcher.stop()
         acked, errors = client.stop_producer(run)
     results = [
         FailoverTrial(leader, longest_stall(acked, at, ready), ready - at)
         for leader, at, ready in kills
     ]
     return Failover(results, read_back(client, topic, acked, errors))
-
-
-@dataclass(frozen=True)
-class IsrSample:
-    at: float
-    partitions: dict[str, dict[int, PartitionState]]  # topic → partition → state
-
-
-@dataclass
-class IsrWatcher:
-    """Samples every partition's in-sync set from the client pod in a loop (each sample one
-    TopicCommand --describe: a few seconds on these cores) until stopped."""
-
-    client: PodClient
-    run: str = "isr-watch"
-    samples: list[IsrSample] = field(default_factory=list)
-
-    def start(self) -> None:
-        out = f"{client_pod.RUN_DIR}/{self.run}"
-        describe = self.client.tool_command(
-            TOPIC_COMMAND, ["--command-config", client_pod.CLIENT_PROPERTIES, "--describe"]
-        )
-        loop = (
-            f'rm -f {out}.stop; while [ ! -e {out}.stop ]; do echo "@sample $(date +%s)"; '
-            f"{describe} 2>&1; done; echo @done"
-        )
-        self.client.exec_sh(f"sh -c '{loop}' > {out}.out 2>&1 &")
-
-    def stop(self) -> list[IsrSample]:
-        out = f"{client_pod.RUN_DIR}/{self.run}"
-        self.client.exec_sh(f"touch {out}.stop")
-        deadline = time.monotonic() + 120
-        # Its end marker, not `kill -0`: exited processes stay zombies under the pod's `sleep`.
-        while self.client.exec_sh(f"grep -q @done {out}.out", check=False).returncode != 0:
-            if time.monotonic() > deadline:
-                raise LocalClusterError("the ISR watcher did not stop")
-            time.sleep(1)
-        self.samples = parse_samples(self.client.exec_sh(f"cat {out}.out").stdout)
-        return self.samples
-
-
-def parse_samples(output: str) -> list[IsrSample]:
-    """The watcher's output: `@sample <epoch>` then one TopicCommand --describe each."""
-    samples = []
-    for chunk in output.replace("@done", "").split("@sample ")[1:]:
-        stamp, _, body = chunk.partition("\n")
-        topics: dict[str, list[str]] = {}
-        for line in body.splitlines():
-            if "Partition:" in line and "Topic:" in line:
-                topics.setdefault(line.split("Topic:")[1].split()[0], []).append(line)
-        parsed = {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
-        if parsed:  # a describe that failed (its bootstrap broker restarting) has no partitions
-            samples.append(IsrSample(float(stamp), parsed))
-    return samples
-
-
-def min_isr_seen(samples: list[IsrSample], topics: set[str] | None = None) -> int:
-    sizes = [
-        len(state.isr)
-        for sample in samples
-        for topic, states in sample.partitions.items()
-        if topics is None or topic in topics
-        for state in states.values()
-    ]
-    return min(sizes) if sizes else 0
-
-
-def below(
-    samples: list[IsrSample], size: int, topics: set[str] | None = None
-) -> list[tuple[float, str, int, PartitionState]]:
-    """Every (time, topic, partition, state) sampled with fewer than `size` in-sync replicas:
-    what a failed ISR check shows, to tell a roll's hand-off from a partition that never
-    recovered."""
-    return [
-        (sample.at, topic, partition, state)
-        for sample in samples
-        for topic, states in sample.partitions.items()
-        if topics is None or topic in topics
-        for partition, state in states.items()
-        if len(state.isr) < size
-    ]
 
 
 @dataclass(frozen=True)
@@ -229,7 +145,7 @@ def rolling_change(
     # The watcher judges every topic: none may still be short from whatever ran before.
     client.wait_in_sync()
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in _kafka_pods(stack)}
-    watcher = IsrWatcher(client)
+    watcher = watcher_of(stack)
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
     watcher.start()
@@ -246,9 +162,14 @@ def rolling_change(
     for pod in _kafka_pods(stack):
         name = pod["metadata"]["name"]
         if before.get(name) != pod["metadata"]["uid"]:
-            restarts.append((name, _started(pod), _ready_since(pod)))
+            restarts.append((name, *started_and_ready(pod)))
     restarts.sort(key=lambda r: r[1])
     return Roll(seconds, restarts, done.updates, samples, read_back(client, topic, acked, errors))
+
+
+def watcher_of(stack: DeployedStack) -> IsrWatcher:
+    """The ISR watcher on the node of the client pod, which no proof takes down."""
+    return IsrWatcher(stack.kube, stack.model, stack.nodes.specs[0].name)
 
 
 def _kafka_pods(stack: DeployedStack) -> list[dict[str, Any]]:
@@ -260,12 +181,10 @@ def _timestamp(text: str) -> float:
     return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
 
 
-def _started(pod: dict[str, Any]) -> float:
-    return _timestamp(pod["status"]["startTime"])
-
-
-def _ready_since(pod: dict[str, Any]) -> float:
+def started_and_ready(pod: dict[str, Any]) -> tuple[float, float]:
+    """When the pod started, and since when it is Ready (epoch seconds, as the API says)."""
     for condition in pod["status"]["conditions"]:
         if condition["type"] == "Ready":
-            return _timestamp(condition["lastTransitionTime"])
+            started = _timestamp(pod["status"]["startTime"])
+            return started, _timestamp(condition["lastTransitionTime"])
     raise LocalClusterError(f"pod {pod['metadata']['name']} has no Ready condition")

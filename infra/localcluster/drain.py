@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
     LOAD_RECORDS_PER_S,
-    IsrWatcher,
     Load,
-    min_isr_seen,
     read_back,
+    watcher_of,
 )
+from infra.localcluster.isr_watch import min_isr_seen
 from infra.model import labels
 
 
@@ -58,7 +58,7 @@ def drain_zone(stack: DeployedStack, topic: str, node: str) -> Drain:
     others = [
         p["metadata"]["name"] for p in stack.pods(labels.BROKER) if p["metadata"]["name"] != evicted
     ]
-    watcher = IsrWatcher(client, run=f"{topic}-isr")
+    watcher = watcher_of(stack)
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
     watcher.start()

@@ -25,12 +25,12 @@ from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
     LOAD_RECORDS_PER_S,
-    IsrWatcher,
     Load,
     longest_stall,
-    min_isr_seen,
     read_back,
+    watcher_of,
 )
+from infra.localcluster.isr_watch import min_isr_seen
 from infra.localcluster.pod_client import Acked
 from infra.model import labels
 
@@ -96,7 +96,7 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
     broker = next(
         b for b in stack.model.brokers if stack.model.names.pod(b.workload) == pod["name"]
     )
-    watcher = IsrWatcher(client, run=f"{topic}-isr")
+    watcher = watcher_of(stack)
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
     watcher.start()

@@ -25,6 +25,9 @@ BROKER_STATE = "kafka_server_kafkaserver_brokerstate"
 REPLICA_MAX_LAG = "kafka_server_replicafetchermanager_maxlag"
 # 1 on the controller leading the KRaft quorum, 0 on the others (infra/active_controller.py).
 ACTIVE_CONTROLLER = "kafka_controller_kafkacontroller_activecontrollercount"
+# Per partition, on its leader only (followers serve 0): the in-sync set's size
+# (infra/localcluster/isr_watch.py reads it).
+PARTITION_IN_SYNC = "kafka_cluster_partition_insyncreplicascount"
 # Partition replicas a broker holds (ReplicaManager's PartitionCount): 0 once drained, which is
 # what removing the broker needs (infra/broker_removal.py).
 PARTITION_COUNT = "kafka_server_replicamanager_partitioncount"

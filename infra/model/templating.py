@@ -226,6 +226,18 @@ JMX_RULES = [
         "type": "GAUGE",
     },
     {
+        # Per partition, on its leader (a follower reports 0): the in-sync set's size and the
+        # replica count, what a per-partition under-min-ISR alert reads (and the day-2
+        # proofs' ISR watcher: infra/localcluster/isr_watch.py).
+        "pattern": (
+            "kafka.cluster<type=Partition, name=(InSyncReplicasCount|ReplicasCount), "
+            "topic=(.+), partition=(\\d+)><>Value"
+        ),
+        "name": "kafka_cluster_partition_$1",
+        "type": "GAUGE",
+        "labels": {"topic": "$2", "partition": "$3"},
+    },
+    {
         "pattern": "kafka.server<type=ReplicaManager, name=(.+)><>Value",
         "name": "kafka_server_replicamanager_$1",
         "type": "GAUGE",

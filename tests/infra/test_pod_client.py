@@ -14,7 +14,7 @@ from infra.localcluster.client_pod import (
     external_host_names,
 )
 from infra.localcluster.control_plane import LocalKubernetes
-from infra.localcluster.disruptions import below, longest_stall, min_isr_seen, parse_samples
+from infra.localcluster.disruptions import longest_stall
 from infra.localcluster.pod_client import (
     Acked,
     Consumed,
@@ -128,21 +128,3 @@ def test_longest_stall_counts_from_the_disruption_to_the_next_acknowledgement() 
     acked = [Acked("k", f"1.{i}", 0, i, at) for i, at in enumerate([9.0, 10.1, 13.1, 13.2])]
     assert longest_stall(acked, start=10.0, end=14.0) == 3.0
     assert longest_stall([], start=10.0, end=14.0) == 4.0
-
-
-def test_isr_samples_skip_failed_describes_and_give_the_smallest_set() -> None:
-    output = (
-        "@sample 1700000000.25\n" + DESCRIBE + "@sample 1700000004.5\n"
-        "Error while executing topic command : Timed out waiting for a node assignment.\n"
-    )
-    samples = parse_samples(output)
-    assert [s.at for s in samples] == [1700000000.25]
-    assert min_isr_seen(samples) == 1
-    assert min_isr_seen(samples, {"other"}) == 0
-
-
-def test_isr_samples_below_a_size_name_the_time_topic_and_partition() -> None:
-    samples = parse_samples("@sample 1700000000.25\n" + DESCRIBE)
-    short = below(samples, 2)
-    assert short and all(at == 1700000000.25 and len(s.isr) < 2 for at, _, _, s in short)
-    assert below(samples, 1) == [] and below(samples, 2, {"other"}) == []

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.disruptions import below, every_node_cpu, min_isr_seen, rolling_change
+from infra.localcluster.disruptions import every_node_cpu, rolling_change
+from infra.localcluster.isr_watch import below, min_isr_seen
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
 from infra.model import labels
