@@ -8,6 +8,7 @@ from infra.active_controller import RunningQuorum, read_running_quorum
 from infra.broker_removal import check_broker_removal
 from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
+from infra.first_creation import is_first_creation
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
 from infra.voter_removal import check_voter_removal
@@ -38,6 +39,7 @@ def provision(
         config,
         active_controller=running.active,
         quorum_running=running.running,
+        first_creation=not rendering and is_first_creation(config),
     )
     cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)

@@ -46,6 +46,9 @@ class ClusterModel:
     # Every KRaft voter's pod answered (infra/active_controller.py): the cluster already runs, so
     # even combined brokers, which cannot be created one by one, are changed one at a time.
     quorum_running: bool = False
+    # The cluster answered that none of the stack's StatefulSets exists yet
+    # (infra/first_creation.py): every node is created at once, none waits for another.
+    first_creation: bool = False
 
     @classmethod
     def from_config(
@@ -53,6 +56,7 @@ class ClusterModel:
         config: StackConfig,
         active_controller: int | None = None,
         quorum_running: bool = False,
+        first_creation: bool = False,
     ) -> ClusterModel:
         names = Names(
             config.cluster_name,
@@ -65,6 +69,7 @@ class ClusterModel:
             names=names,
             active_controller=active_controller,
             quorum_running=quorum_running,
+            first_creation=first_creation,
         )
 
     @property

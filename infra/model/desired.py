@@ -77,7 +77,7 @@ def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
     """Chain a role's StatefulSets so Pulumi updates them one by one, in node order, each after
     the previous one is ready again: a change never restarts two brokers (or two voters) at once.
     `chain` is off where the first node cannot become ready alone, which would stall the first
-    `pulumi up`."""
+    `pulumi up`, and on the first creation, where nothing runs yet to protect."""
     if not chain:
         return objects
     chained, previous = [], None
@@ -174,11 +174,11 @@ def desired_state(model: ClusterModel) -> list[Concern]:
             for n in _roll_order(model, model.quorum)
             for o in _node_objects(model, n, classes["quorum"])
         ],
-        chain=c.quorum.kind == "kraft",
+        chain=c.quorum.kind == "kraft" and not model.first_creation,
     )
     brokers = _one_at_a_time(
         [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])],
-        chain=not c.quorum.combined or model.quorum_running,
+        chain=(not c.quorum.combined or model.quorum_running) and not model.first_creation,
     )
     external_bootstrap = (
         f"{model.names.external_bootstrap}:{model.ports.route}" if c.external.mode != "none" else ""

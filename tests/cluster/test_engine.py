@@ -4,6 +4,7 @@ adds, `destroy` that keeps the data, protection in prod, secrets that stay encry
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from pathlib import Path
 
@@ -127,6 +128,21 @@ def test_protected_stacks_refuse_destroy(
     assert protected == {"StatefulSet", "StorageClass", "Namespace"}
 
 
+def workload_dependencies(engine: Engine) -> dict[str, set[str]]:
+    """Each StatefulSet's resource name → the StatefulSets it depends on, as the state says."""
+    resources = json.loads(engine.exported_state("local"))["deployment"]["resources"]
+    workloads = {
+        r["urn"]: r["urn"].rsplit("::", 1)[-1]
+        for r in resources
+        if r["type"] == "kubernetes:apps/v1:StatefulSet"
+    }
+    return {
+        name: {workloads[d] for d in r.get("dependencies", []) if d in workloads}
+        for r in resources
+        if (name := workloads.get(r["urn"]))
+    }
+
+
 def test_a_config_change_updates_the_brokers_one_after_another(
     kube: LocalKubernetes, own_stack: Path, tmp_path: Path
 ) -> None:
@@ -135,6 +151,8 @@ def test_a_config_change_updates_the_brokers_one_after_another(
     document["config"]["kafkastack:quorum"] = {"kind": "kraft", "nodes": 3, "combined": False}
     own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
     engine, small = small_stack(kube, own_stack, tmp_path)
+    # The first `up` created every node at once: nothing ran yet that a chain would protect.
+    assert workload_dependencies(engine) and not any(workload_dependencies(engine).values())
 
     document = yaml.safe_load(own_stack.read_text())  # as small_stack sized it
     document["config"]["kafkastack:min_insync_replicas"] = 1  # in every broker's properties
@@ -146,6 +164,9 @@ def test_a_config_change_updates_the_brokers_one_after_another(
     events = [(phase, name) for phase, name in sequence if name in brokers]
     # Each broker's update starts only once the previous broker's is done.
     assert events == [(phase, name) for name in brokers for phase in ("start", "done")], sequence
+    # The nodes existed: this `up` chained each broker and controller to the one before.
+    chained = workload_dependencies(engine)
+    assert all(chained[later] == {earlier} for earlier, later in itertools.pairwise(brokers))
 
 
 def test_a_larger_volume_expands_the_claims_in_place(

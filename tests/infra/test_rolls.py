@@ -117,3 +117,13 @@ def test_the_active_controller_rolls_last_when_the_cluster_says_which() -> None:
     # Unknown (no cluster to ask): node order.
     unknown = statefulsets(concerns()["quorum"])
     assert [o.logical for o in unknown] == [n.workload for n in model.quorum]
+
+
+def test_the_first_creation_starts_every_node_at_once() -> None:
+    # Nothing runs yet to protect: a chain would only add up every node's start-up time.
+    model = ClusterModel.from_config(config_of())
+    first = {c.key: c for c in desired_state(replace(model, first_creation=True))}
+    for key in ("quorum", "brokers"):
+        assert len(statefulsets(first[key])) >= 3
+        assert all(o.after == () for o in statefulsets(first[key]))
+    assert "quorum" in first["brokers"].after  # still: brokers join a quorum that exists

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.disruptions import every_node_cpu, rolling_change
+from infra.localcluster.disruptions import every_node_cpu, rolling_change, started_and_ready
 from infra.localcluster.isr_watch import below, min_isr_seen
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
@@ -34,6 +34,11 @@ def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
         brokers = {model.names.pod(n.workload) for n in model.brokers}
         pods = stack.pods(labels.CONTROLLER) + stack.pods(labels.BROKER)
         assert len({p["spec"]["nodeName"] for p in pods}) == CONTROLLERS + BROKERS
+        # The first `pulumi up` created each role's nodes at once (nothing ran to protect):
+        # every controller, and every broker, started before any of its kind was Ready.
+        for component in (labels.CONTROLLER, labels.BROKER):
+            times = [started_and_ready(p) for p in stack.pods(component)]
+            assert max(s for s, _ in times) < min(r for _, r in times), (component, times)
         print(
             f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes in "
             f"{time.monotonic() - started:.0f} s (pulumi up {stack.deploy_seconds:.0f} s)"
