@@ -44,17 +44,20 @@ class SampledPartition:
     isr: int  # the size of its in-sync set
 
 
+Partitions = dict[str, dict[int, SampledPartition]]  # topic → partition → state
+
+
 @dataclass(frozen=True)
 class IsrSample:
     at: float
-    partitions: dict[str, dict[int, SampledPartition]]  # topic → partition → state
+    partitions: Partitions
     unanswered: tuple[int, ...] = ()  # brokers whose metrics could not be read
 
 
-def parse_scrape(broker: int, text: str) -> dict[str, dict[int, SampledPartition]]:
+def parse_scrape(broker: int, text: str) -> Partitions:
     """One broker's served in-sync counts → topic → partition → state, for the partitions it
     leads (non-zero counts)."""
-    led: dict[str, dict[int, SampledPartition]] = {}
+    led: Partitions = {}
     for match in _SERIES.finditer(text):
         labels = dict(_LABEL.findall(match["labels"]))
         size = int(float(match["value"]))
@@ -63,9 +66,6 @@ def parse_scrape(broker: int, text: str) -> dict[str, dict[int, SampledPartition
                 broker, size
             )
     return led
-
-
-Partitions = dict[str, dict[int, SampledPartition]]  # topic → partition → state
 
 
 def merge(scrapes: dict[int, str | None]) -> tuple[Partitions, tuple[int, ...]]:
@@ -209,7 +209,7 @@ class IsrWatcher:
         reply = self.kube.kubectl("logs", WATCHER_POD, "-n", self.namespace, check=False)
         return parse_samples(reply.stdout) if reply.returncode == 0 else []
 
-    def current(self) -> dict[str, dict[int, SampledPartition]]:
+    def current(self) -> Partitions:
         """One pass now, from the watcher pod: what every broker serves at this moment."""
         reply = self.kube.kubectl(
             "exec", WATCHER_POD, "-n", self.namespace, "--", "sh", "-c",
