@@ -4,7 +4,6 @@ restart, while the rendered pod templates stay the same (so `pulumi up` rolls no
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +17,16 @@ from infra.verify.jobs import run_job
 from infra.verify.processes import Node, ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import create
-from tests.kafka.conftest import stack_values, start_cluster
+from tests.kafka.conftest import stack_values
 
 pytestmark = pytest.mark.kafka
 
 BROKERS = 3
 
 
-@pytest.fixture(scope="module")
-def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    cluster = start_cluster(tmp_path_factory.mktemp("settings"), brokers=BROKERS)
-    yield cluster
-    cluster.close()
+@pytest.fixture
+def running(three_brokers: ProcessCluster) -> ProcessCluster:
+    return three_brokers
 
 
 def resized_render(tmp: Path, **broker: Any) -> tuple[Path, ClusterModel]:

@@ -6,25 +6,20 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from infra.model import membership
 from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import FAILOVER_REPORTS, create
-from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
 SIDECAR = membership.CONTAINER
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """3 dedicated controllers, 3 brokers."""
-    started = start_cluster(tmp_path_factory.mktemp("quorum-recovery"), brokers=3)
-    yield started
-    started.close()
+@pytest.fixture
+def cluster(three_brokers: ProcessCluster) -> ProcessCluster:
+    return three_brokers
 
 
 def quorum(cluster: ProcessCluster, asking: str, what: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,7 +20,6 @@ from infra.model import metrics
 from infra.verify.errors import VerifyError
 from infra.verify.processes import Node, ProcessCluster
 from tests.kafka.checks import create, wait_full_isr
-from tests.kafka.conftest import start_cluster
 from tests.kafka.test_metrics import samples
 
 pytestmark = pytest.mark.kafka
@@ -64,12 +63,11 @@ def broker_state(cluster: ProcessCluster, node: Node) -> float:
     return served.get(metrics.BROKER_STATE, -1)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """A cluster of its own, with no topic but this test's to catch up."""
-    started = start_cluster(tmp_path_factory.mktemp("readiness"), brokers=3)
-    yield started
-    started.close()
+@pytest.fixture
+def cluster(three_brokers: ProcessCluster) -> ProcessCluster:
+    """Shared: the other tests' topics there take no writes while this one runs, so the
+    restarted follower has only this test's partition to catch up."""
+    return three_brokers
 
 
 def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessCluster) -> None:
