@@ -80,8 +80,10 @@ def sign(
     ips: Sequence[str],
     validity: datetime.timedelta,
     usages: Sequence[str] = ("server auth", "client auth"),
+    backdate: datetime.timedelta = BACKDATE,
 ) -> tuple[bytes, bytes]:
-    """A new key and its certificate for these names, signed by `authority`: (key, cert) PEM."""
+    """A new key and its certificate for these names, signed by `authority`: (key, cert) PEM,
+    valid from `backdate` ago until `validity` from now."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     alt_names: list[x509.GeneralName] = [x509.DNSName(d) for d in dns_names]
@@ -92,7 +94,7 @@ def sign(
         .issuer_name(authority.certificate.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - BACKDATE)
+        .not_valid_before(now - backdate)
         .not_valid_after(now + validity)
     )
     if alt_names:  # a client certificate has none: an empty extension is invalid

@@ -56,6 +56,18 @@ def objects(namespace: str, kind: str, selector: dict[str, str]) -> list[dict[st
         return f"kubectl get {kind}: not a list of objects"
 
 
+def named(namespace: str, kind: str, name: str) -> dict[str, Any] | None:
+    """The object, or None when it cannot be read (absent, or no answer)."""
+    reply = kubectl("get", kind, name, "-n", namespace, "-o", "json")
+    if isinstance(reply, str):
+        return None
+    try:
+        found = json.loads(reply.stdout)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def scrape(namespace: str, pod: str, port: int, names: tuple[str, ...]) -> dict[str, float] | None:
     """The named series the pod's agent serves (label-less: one value per name), or None."""
     command = metrics.scrape_command(port, names)

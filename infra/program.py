@@ -6,11 +6,12 @@ import pulumi
 
 from infra.active_controller import RunningQuorum, read_running_quorum
 from infra.broker_removal import check_broker_removal
+from infra.certificate_restarts import certificate_restarts
 from infra.components.kafka_cluster import KafkaCluster
 from infra.config import NAMESPACE, secret_keys, sizing_summary
-from infra.first_creation import is_first_creation
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
+from infra.stack_workloads import stack_workloads
 from infra.voter_removal import check_voter_removal
 
 
@@ -35,11 +36,15 @@ def provision(
         check_broker_removal(config)
         check_voter_removal(config)
     running = RunningQuorum() if rendering else read_running_quorum(config)
+    # What already runs orders the nodes (the first creation, ZooKeeper's chain) and says
+    # which node still serves a certificate older than its renewal.
+    workloads = None if rendering else stack_workloads(config)
     model = ClusterModel.from_config(
         config,
         active_controller=running.active,
         quorum_running=running.running,
-        first_creation=not rendering and is_first_creation(config),
+        existing_workloads=None if workloads is None else frozenset(workloads),
+        certificate_restarts=certificate_restarts(config, workloads),
     )
     cluster = KafkaCluster(config.cluster_name, model, secrets)
     pulumi.export("bootstrap", cluster.bootstrap)

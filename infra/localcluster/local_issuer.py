@@ -62,6 +62,9 @@ class LocalCA:
             list(spec.get("ipAddresses", [])),
             datetime.timedelta(minutes=duration_minutes(spec["duration"])),
             usages=list(spec.get("usages", [])),
+            # As cert-manager issues: valid from the moment it is issued, which is how the
+            # program tells a renewal from what a pod started with (certificate_restarts.py).
+            backdate=datetime.timedelta(0),
         )
         data = pki.secret_data(self.authority, key_pem, cert_pem, pki.asks_combined_pem(spec))
         return _tls_secret(certificate, data)

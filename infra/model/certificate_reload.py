@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import controller_login
+from infra.model import controller_login, zookeeper_tls
 from infra.model.broker_config import tls_listeners
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -58,10 +58,19 @@ def reloads(model: ClusterModel, node: Node) -> bool:
     """Whether the node serves its certificate on any listener (ZooKeeper servers serve none)
     and Kafka can reload it there: a dedicated controller before CONTROLLER_RELOAD_SINCE cannot,
     so it serves the certificate it started with until it restarts, which must then happen
-    within `renew_before` of a renewal (docs/provisioning.md)."""
+    within `renew_before` of a renewal (`restarts_on_renewal`)."""
     if node.role == "controller" and model.config.kafka_release < CONTROLLER_RELOAD_SINCE:
         return False
     return node.role != "zookeeper" and bool(tls_listeners(model, node))
+
+
+def restarts_on_renewal(model: ClusterModel, node: Node) -> bool:
+    """Whether the node serves its certificate but cannot reload it (a ZooKeeper server with
+    TLS, a dedicated controller before CONTROLLER_RELOAD_SINCE): a restart after each renewal
+    makes it serve the renewed one (infra/certificate_restarts.py)."""
+    if node.role == "zookeeper":
+        return zookeeper_tls.applies(model.config)
+    return bool(tls_listeners(model, node)) and not reloads(model, node)
 
 
 def _own_listener(model: ClusterModel, node: Node) -> tuple[str, str, str]:

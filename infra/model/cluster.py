@@ -46,9 +46,13 @@ class ClusterModel:
     # Every KRaft voter's pod answered (infra/active_controller.py): the cluster already runs, so
     # even combined brokers, which cannot be created one by one, are changed one at a time.
     quorum_running: bool = False
-    # The cluster answered that none of the stack's StatefulSets exists yet
-    # (infra/first_creation.py): every node is created at once, none waits for another.
-    first_creation: bool = False
+    # The names of the stack's StatefulSets the cluster holds (infra/stack_workloads.py); None
+    # when it could not be asked.
+    existing_workloads: frozenset[str] | None = None
+    # Workload → the value on the pod template of a node that cannot reload a renewed
+    # certificate: a new value restarts it (infra/certificate_restarts.py). None: the cluster
+    # could not be asked, and the deployed value stays.
+    certificate_restarts: dict[str, str] | None = None
 
     @classmethod
     def from_config(
@@ -56,7 +60,8 @@ class ClusterModel:
         config: StackConfig,
         active_controller: int | None = None,
         quorum_running: bool = False,
-        first_creation: bool = False,
+        existing_workloads: frozenset[str] | None = None,
+        certificate_restarts: dict[str, str] | None = None,
     ) -> ClusterModel:
         names = Names(
             config.cluster_name,
@@ -69,8 +74,15 @@ class ClusterModel:
             names=names,
             active_controller=active_controller,
             quorum_running=quorum_running,
-            first_creation=first_creation,
+            existing_workloads=existing_workloads,
+            certificate_restarts=certificate_restarts,
         )
+
+    @property
+    def first_creation(self) -> bool:
+        """The cluster answered that none of the stack's StatefulSets exists yet: every node is
+        created at once, none waits for another."""
+        return self.existing_workloads == frozenset()
 
     @property
     def zones(self) -> list[str]:

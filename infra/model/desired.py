@@ -14,6 +14,7 @@ from typing import Any
 from infra.model import (
     access,
     acls,
+    certificate_reload,
     dynamic_config,
     labels,
     membership,
@@ -54,11 +55,25 @@ def _node_objects(model: ClusterModel, node: Node, storage_class: str) -> list[D
     # Settings Kafka applies while it runs are left out: the settings Job applies them instead.
     restart = templating.restart_files(model, node)
     template.setdefault("annotations", {})[labels.CONFIG_HASH] = labels.content_hash(restart)
+    # A renewed certificate the node cannot reload: its restart in the roll serves it.
+    restarts = model.certificate_restarts
+    kept: tuple[str, ...] = ()
+    if certificate_reload.restarts_on_renewal(model, node):
+        if restarts is None:  # not known: what is deployed stays, nothing restarts for it
+            kept = (f'spec.template.metadata.annotations["{labels.CERTIFICATE_RESTART}"]',)
+        elif node.workload in restarts:
+            template["annotations"][labels.CERTIFICATE_RESTART] = restarts[node.workload]
     return [
         # The rendered configuration, mounted read-only at the paths the properties name.
         Declared("ConfigMap", f"{node.workload}-config", config),
         # The workload holds a node's identity (id, rack, address): its name stays stable.
-        Declared("StatefulSet", node.workload, manifest, protect=model.config.protected),
+        Declared(
+            "StatefulSet",
+            node.workload,
+            manifest,
+            protect=model.config.protected,
+            ignore_changes=kept,
+        ),
     ]
 
 
@@ -90,6 +105,12 @@ def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
     return chained
 
 
+def _all_exist(model: ClusterModel, nodes: list[Node]) -> bool:
+    """The cluster answered that every one of these nodes' StatefulSets exists."""
+    existing = model.existing_workloads
+    return existing is not None and {n.workload for n in nodes} <= existing
+
+
 def _roll_order(model: ClusterModel, nodes: list[Node]) -> list[Node]:
     """Node order, with the active controller last: restarting it hands the quorum's leadership
     to another voter, and done last that happens once, not again when that voter restarts."""
@@ -105,7 +126,8 @@ def _growing_claims(model: ClusterModel, objects: list[Declared]) -> tuple[Decla
         if obj.kind != "StatefulSet":
             grown.append(obj)
             continue
-        grown.append(replace(obj, ignore_changes=template_size_paths(obj.manifest)))
+        sizes = template_size_paths(obj.manifest)
+        grown.append(replace(obj, ignore_changes=(*obj.ignore_changes, *sizes)))
         grown += [
             # Once its StatefulSet exists; `pulumi destroy` leaves the claim (and its log) alone.
             Declared(
@@ -167,14 +189,15 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     ]
     # ZooKeeper servers answer `srvr` (their readiness) only inside a quorum; combined brokers
     # open CLIENT only once a majority of them runs: neither can be created one by one. Once the
-    # combined voters all run, a change restarts them one at a time like any broker.
+    # servers all exist, or the combined voters all run, a change restarts them one at a time.
     quorum = _one_at_a_time(
         [
             o
             for n in _roll_order(model, model.quorum)
             for o in _node_objects(model, n, classes["quorum"])
         ],
-        chain=c.quorum.kind == "kraft" and not model.first_creation,
+        chain=(c.quorum.kind == "kraft" or _all_exist(model, model.quorum))
+        and not model.first_creation,
     )
     brokers = _one_at_a_time(
         [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])],

@@ -18,6 +18,9 @@ HAPROXY = "haproxy"
 
 # On a pod template: the hash of the files its ConfigMap holds, so a changed file rolls the pods.
 CONFIG_HASH = "kafkastack.dev/config-hash"
+# On the pod template of a node that cannot reload a renewed certificate: the fingerprint of the
+# certificate its next restart serves (infra/certificate_restarts.py).
+CERTIFICATE_RESTART = "kafkastack.dev/certificate-restart"
 
 
 def content_hash(files: dict[str, str]) -> str:

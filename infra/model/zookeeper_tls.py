@@ -23,7 +23,8 @@ ZooKeeper (topic configs, ACLs, SCRAM credentials) crosses the network as replic
 ZooKeeper 3.8 reads its certificate once, at start (only the quorum's can be reloaded, and
 not from a Secret's swapped files): a renewed certificate reaches a server at its next restart,
 which must come within `security.certificates.renew_before` of the renewal, one server at a
-time (docs/provisioning.md). Brokers read theirs at each new connection.
+time: the next `pulumi up` rolls it (infra/certificate_restarts.py). Brokers read theirs at
+each new connection.
 """
 
 from __future__ import annotations

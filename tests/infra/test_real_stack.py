@@ -11,7 +11,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from infra import pki
 from infra.config import load_stack
 from infra.localcluster import images
 from infra.localcluster.control_plane import (
@@ -149,8 +148,8 @@ def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_
     # CombinedPEM, as the node's Certificate asks: the key, then the chain (Kafka's keystore).
     assert data["tls-combined.pem"] == data["tls.key"] + data["tls.crt"]
     cert = x509.load_pem_x509_certificate(data["tls.crt"])
-    # Valid for the Certificate's duration (the stand-in backdates by pki.BACKDATE).
-    lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc - pki.BACKDATE
+    # Valid for the Certificate's duration from its issuance, as cert-manager issues it.
+    lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
     assert lifetime == datetime.timedelta(minutes=duration_minutes(certificate["spec"]["duration"]))
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == certificate["spec"]["dnsNames"]

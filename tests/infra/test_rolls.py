@@ -122,8 +122,66 @@ def test_the_active_controller_rolls_last_when_the_cluster_says_which() -> None:
 def test_the_first_creation_starts_every_node_at_once() -> None:
     # Nothing runs yet to protect: a chain would only add up every node's start-up time.
     model = ClusterModel.from_config(config_of())
-    first = {c.key: c for c in desired_state(replace(model, first_creation=True))}
+    first = {c.key: c for c in desired_state(replace(model, existing_workloads=frozenset()))}
     for key in ("quorum", "brokers"):
         assert len(statefulsets(first[key])) >= 3
         assert all(o.after == () for o in statefulsets(first[key]))
     assert "quorum" in first["brokers"].after  # still: brokers join a quorum that exists
+
+
+ZOOKEEPER_MODE = {
+    "kafka_version": "3.9.1",
+    "quorum": {"kind": "zookeeper", "nodes": 3},
+}
+
+
+def test_zookeeper_servers_change_one_after_another_once_all_exist() -> None:
+    model = ClusterModel.from_config(config_of("dev", **ZOOKEEPER_MODE))
+    servers = {n.workload for n in model.quorum}
+    running = {c.key: c for c in desired_state(replace(model, existing_workloads=servers))}
+    chain = statefulsets(running["quorum"])
+    assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
+    # One server missing (or no answer): it could not become ready alone, so no chain.
+    for existing in (frozenset(sorted(servers)[:2]), None):
+        partial = {c.key: c for c in desired_state(replace(model, existing_workloads=existing))}
+        assert all(o.after == () for o in statefulsets(partial["quorum"]))
+
+
+def restart_values(model: ClusterModel) -> dict[str, str | None]:
+    return {
+        o.logical: o.manifest["spec"]["template"]["metadata"]["annotations"].get(
+            labels.CERTIFICATE_RESTART
+        )
+        for key in ("quorum", "brokers")
+        for o in statefulsets({c.key: c for c in desired_state(model)}[key])
+    }
+
+
+def test_a_renewal_zookeeper_cannot_reload_restarts_only_its_servers() -> None:
+    # security.replication_tls (the default): the ensemble serves certificates it reads once.
+    model = ClusterModel.from_config(config_of("dev", **ZOOKEEPER_MODE))
+    server = model.quorum[1].workload
+    before = config_hashes(
+        {c.key: c for c in desired_state(replace(model, certificate_restarts={}))}
+    )
+    renewed = replace(model, certificate_restarts={server: "0123456789abcdef"})
+    values = restart_values(renewed)
+    assert values[server] == "0123456789abcdef"
+    assert {v for k, v in values.items() if k != server} == {None}
+    # The files' hash stays: the renewal is the only change, and only that server's template.
+    assert config_hashes({c.key: c for c in desired_state(renewed)}) == before
+    # Not asked (no cluster): the engine keeps the deployed value of each such node.
+    unknown = {c.key: c for c in desired_state(replace(model, certificate_restarts=None))}
+    path = f'spec.template.metadata.annotations["{labels.CERTIFICATE_RESTART}"]'
+    assert all(path in o.ignore_changes for o in statefulsets(unknown["quorum"]))
+    assert not any(path in o.ignore_changes for o in statefulsets(unknown["brokers"]))
+
+
+def test_nodes_that_reload_their_certificate_never_restart_for_it() -> None:
+    model = ClusterModel.from_config(config_of())  # Kafka 4.3: brokers and controllers reload
+    unknown = {c.key: c for c in desired_state(replace(model, certificate_restarts=None))}
+    assert not any(
+        o.ignore_changes and "certificate-restart" in " ".join(o.ignore_changes)
+        for key in ("quorum", "brokers")
+        for o in statefulsets(unknown[key])
+    )

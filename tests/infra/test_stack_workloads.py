@@ -1,15 +1,17 @@
-"""The program asks the cluster whether any StatefulSet of the stack exists; only a clear "none"
-makes it the first creation. A stand-in `kubectl` on PATH answers as the API server would."""
+"""The program asks the cluster for the stack's StatefulSets: none (the first creation), some,
+or no answer, which is never taken for "none". A stand-in `kubectl` on PATH answers as the API
+server would."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from infra.first_creation import is_first_creation
 from infra.model import labels
+from infra.stack_workloads import stack_workloads
 from tests.infra.conftest import config_of, stand_in_kubectl
 
 # Prints the objects of FAKE_ITEMS as `kubectl get -o json` does, or fails when it is unset.
@@ -24,8 +26,8 @@ print(json.dumps({"items": json.loads(os.environ["FAKE_ITEMS"])}))
 
 
 def ask(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, items: list[object] | None
-) -> tuple[bool, list[str]]:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, items: list[Any] | None
+) -> tuple[dict[str, Any] | None, list[str]]:
     stand_in_kubectl(tmp_path, monkeypatch, FAKE_KUBECTL)
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_LOG", str(log))
@@ -33,25 +35,23 @@ def ask(
         monkeypatch.setenv("FAKE_ITEMS", json.dumps(items))
     else:
         monkeypatch.delenv("FAKE_ITEMS", raising=False)
-    answer = is_first_creation(config_of())
+    answer = stack_workloads(config_of())
     return answer, json.loads(log.read_text().splitlines()[0])
 
 
-def test_no_statefulset_of_the_stack_is_the_first_creation(
+def test_the_stacks_statefulsets_are_asked_by_its_labels(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = config_of()
-    first, call = ask(tmp_path, monkeypatch, [])
-    assert first
+    none, call = ask(tmp_path, monkeypatch, [])
+    assert none == {}  # the first creation: known to be empty
     assert call[:4] == ["get", "statefulsets", "-n", config.namespace]
     selector = call[call.index("-l") + 1]
     assert f"{labels.INSTANCE}={config.cluster_name}" in selector.split(",")
-
-
-def test_an_existing_node_or_no_answer_keeps_the_chain(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
     existing = [{"metadata": {"name": "kafka-broker-0"}}]
-    assert not ask(tmp_path / "one", monkeypatch, existing)[0]
-    # An unreachable API server is not an empty cluster: the safe order stays.
-    assert not ask(tmp_path / "down", monkeypatch, None)[0]
+    found, _ = ask(tmp_path / "one", monkeypatch, existing)
+    assert found == {"kafka-broker-0": existing[0]}
+
+
+def test_no_answer_is_not_an_empty_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ask(tmp_path, monkeypatch, None)[0] is None
