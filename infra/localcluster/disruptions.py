@@ -85,7 +85,7 @@ def leader_failover(stack: DeployedStack, topic: str, trials: int) -> Failover:
     client.wait_isr(topic, 3)
     # The leader and its in-sync set before each trial, from the brokers' metrics: a
     # TopicCommand per question cost a JVM start on the cores the brokers share.
-    watcher = watcher_of(stack)
+    watcher = watcher_of(stack, sampling=False)
     watcher.start()
     run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
@@ -167,9 +167,9 @@ def rolling_change(
     return Roll(seconds, restarts, done.updates, samples, read_back(client, topic, acked, errors))
 
 
-def watcher_of(stack: DeployedStack) -> IsrWatcher:
+def watcher_of(stack: DeployedStack, sampling: bool = True) -> IsrWatcher:
     """The ISR watcher on the node of the client pod, which no proof takes down."""
-    return IsrWatcher(stack.kube, stack.model, stack.nodes.specs[0].name)
+    return IsrWatcher(stack.kube, stack.model, stack.nodes.specs[0].name, sampling)
 
 
 def _kafka_pods(stack: DeployedStack) -> list[dict[str, Any]]:

@@ -146,11 +146,15 @@ def one_pass(model: ClusterModel) -> str:
     return f'echo "@sample $(date +%s)"; {scrape_round(model)}; true'
 
 
-def watcher_pod(model: ClusterModel, node: str) -> dict[str, Any]:
+def watcher_pod(model: ClusterModel, node: str, sampling: bool = True) -> dict[str, Any]:
+    """The watcher's pod: sampling in a loop, or (`sampling` off) idle, asked by `current()`
+    only: each scrape costs the broker's agent a walk over every MBean."""
     c = model.config
     loop = (
         f'while true; do echo "@sample $(date +%s)"; {scrape_round(model)}; '
         f"sleep {SAMPLE_PERIOD_S}; done"
+        if sampling
+        else "exec sleep infinity"
     )
     return {
         "apiVersion": "v1",
@@ -182,6 +186,7 @@ class IsrWatcher:
     kube: LocalKubernetes
     model: ClusterModel
     node: str
+    sampling: bool = True  # off: only `current()` asks the brokers
     samples: list[IsrSample] = field(default_factory=list)
 
     @property
@@ -198,24 +203,32 @@ class IsrWatcher:
         """The pod, once its first sample has an answer from every broker."""
         self.kube.kubectl("create", "namespace", self.namespace, check=False)
         self._delete()
-        self.kube.kubectl("apply", "-f", "-", stdin=json.dumps(watcher_pod(self.model, self.node)))
+        pod = watcher_pod(self.model, self.node, self.sampling)
+        self.kube.kubectl("apply", "-f", "-", stdin=json.dumps(pod))
         deadline = time.monotonic() + timeout
-        while not any(not s.unanswered for s in self._read()):
+        while not any(not s.unanswered for s in self._answered()):
             if time.monotonic() > deadline:
                 raise LocalClusterError(f"the ISR watcher read no broker within {timeout}s")
             time.sleep(1)
+
+    def _answered(self) -> list[IsrSample]:
+        return self._read() if self.sampling else self._pass(check=False)
+
+    def _pass(self, check: bool = True) -> list[IsrSample]:
+        """One pass now, run in the watcher pod."""
+        reply = self.kube.kubectl(
+            "exec", WATCHER_POD, "-n", self.namespace, "--", "sh", "-c", one_pass(self.model),
+            check=check,
+        )  # fmt: skip
+        return parse_samples(reply.stdout) if reply.returncode == 0 else []
 
     def _read(self) -> list[IsrSample]:
         reply = self.kube.kubectl("logs", WATCHER_POD, "-n", self.namespace, check=False)
         return parse_samples(reply.stdout) if reply.returncode == 0 else []
 
     def current(self) -> Partitions:
-        """One pass now, from the watcher pod: what every broker serves at this moment."""
-        reply = self.kube.kubectl(
-            "exec", WATCHER_POD, "-n", self.namespace, "--", "sh", "-c",
-            one_pass(self.model),
-        )  # fmt: skip
-        samples = parse_samples(reply.stdout)
+        """What every broker serves at this moment."""
+        samples = self._pass()
         return samples[0].partitions if samples else {}
 
     def wait_in_sync(
@@ -232,6 +245,6 @@ class IsrWatcher:
             time.sleep(1)
 
     def stop(self) -> list[IsrSample]:
-        self.samples = self._read()
+        self.samples = self._read() if self.sampling else []
         self._delete()
         return self.samples
