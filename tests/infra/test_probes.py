@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+import yaml
 
 from infra.model import labels, metrics, probes, templating, workloads
 from infra.model.cluster import ClusterModel
@@ -93,6 +94,16 @@ def test_the_agent_exports_what_the_probe_reads() -> None:
     rendered = templating.jmx_exporter_config(model)
     for name in (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG):
         assert f"name: {name}\n" in rendered
+
+
+def test_the_agent_reads_the_mbeans_every_rule_can_match_and_no_others() -> None:
+    model = ClusterModel.from_config(config_of())
+    listed = yaml.safe_load(templating.jmx_exporter_config(model))["includeObjectNames"]
+    for rule in templating.JMX_RULES:
+        domain = rule["pattern"].split("<", 1)[0]
+        assert rule["objects"], rule["pattern"]
+        assert all(name.startswith(f"{domain}:") for name in rule["objects"]), rule["objects"]
+    assert listed == [name for rule in templating.JMX_RULES for name in rule["objects"]]
 
 
 def kafka_container(environment: str, role: str, **overrides: Any) -> dict[str, Any]:

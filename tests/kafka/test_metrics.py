@@ -10,13 +10,16 @@ import hashlib
 import time
 
 import pytest
+import yaml
 
 from infra.image_config import JMX_AGENT_SHA256
-from infra.verify.processes import ProcessCluster
+from infra.verify.processes import Node, ProcessCluster
 
 pytestmark = pytest.mark.kafka
 
 IDLE_OVERSHOOT = 1.01
+# The agent's count of the times it read its config file again (it does when the file changes).
+RELOADS = "jmx_config_reload_success_total"
 
 
 def samples(text: str) -> dict[str, float]:
@@ -62,6 +65,17 @@ def idle_share(value: float) -> bool:
     return 0 <= value <= IDLE_OVERSHOOT
 
 
+def latency(values: dict[str, float], request: str, quantile: str) -> list[str]:
+    """The series of a request type's total time at a quantile (one per request type)."""
+    return [
+        series
+        for series in values
+        if series.startswith("kafka_network_request_totaltimems{")
+        and f'request="{request}"' in series
+        and f'quantile="{quantile}"' in series
+    ]
+
+
 def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessCluster) -> None:
     controllers = {int(n.entry["node_id"]) for n in kraft.quorum}
     served = settled(kraft)
@@ -80,10 +94,13 @@ def test_every_node_serves_kraft_and_request_handler_metrics(kraft: ProcessClust
         assert idle_share(idle), idle
         assert "kafka_server_replicamanager_underreplicatedpartitions" in values
         assert "kafka_server_brokertopicmetrics_messagesin_total" in values
+        assert len(latency(values, "Produce", "0.99")) == 1, latency(values, "Produce", "0.99")
+        assert len(latency(values, "FetchFollower", "0.999")) == 1
     quorum = [served[n.name] for n in kraft.quorum]
     for values in quorum:
         idle = values["kafka_server_controllerrequesthandleravgidlepercent"]
         assert idle_share(idle), idle
+        assert len(latency(values, "Fetch", "0.50")) == 1  # the metadata log's fetches
     assert sum(v["kafka_controller_kafkacontroller_activecontrollercount"] for v in quorum) == 1
 
 
@@ -96,3 +113,48 @@ def test_the_agent_is_the_jar_each_pods_init_container_fetched(kraft: ProcessClu
         assert sorted(p.name for p in fetched.iterdir()) == ["jmx_prometheus_javaagent.jar"]
         digest = hashlib.sha256((fetched / "jmx_prometheus_javaagent.jar").read_bytes())
         assert digest.hexdigest() == JMX_AGENT_SHA256, node.name
+
+
+def served_series(text: str) -> set[str]:
+    """The Kafka series an agent serves (name and labels), without the agent's and the JVM's own."""
+    own = ("jmx_", "jvm_", "process_")
+    return {s for s in samples(text) if not s.startswith(own)}
+
+
+def served_after_reload(kraft: ProcessCluster, node: Node, config: str) -> str:
+    """What the node's agent serves once it has read `config`: it reloads its file when the
+    file's modification time changes, and counts each reload."""
+    path = kraft.render_dir / node.entry["config_dir"] / "jmx-exporter.yaml"
+    host = node.entry["client_host"]
+    before = samples(kraft.metrics(host)).get(RELOADS, 0)
+    path.write_text(config)
+    deadline = time.monotonic() + 30
+    while (served := kraft.metrics(host)) and samples(served).get(RELOADS, 0) <= before:
+        assert time.monotonic() < deadline, f"{node.name}'s agent never reloaded its config"
+        time.sleep(0.5)
+    return served
+
+
+def test_the_agent_reads_only_the_mbeans_its_rules_match_and_drops_no_series(
+    kraft: ProcessCluster,
+) -> None:
+    for node in (kraft.brokers[0], kraft.quorum[0]):
+        path = kraft.render_dir / node.entry["config_dir"] / "jmx-exporter.yaml"
+        rendered = path.read_text()
+        every_mbean = yaml.safe_load(rendered)
+        del every_mbean["includeObjectNames"]
+        listed = kraft.metrics(node.entry["client_host"])
+        try:
+            unlisted = served_after_reload(kraft, node, yaml.safe_dump(every_mbean))
+        finally:
+            relisted = served_after_reload(kraft, node, rendered)
+        assert served_series(listed) == served_series(unlisted), (
+            sorted(served_series(listed) ^ served_series(unlisted))[:10],
+            node.name,
+        )
+        scrape = "jmx_scrape_duration_seconds"
+        seconds = [samples(text)[scrape] for text in (listed, unlisted, relisted)]
+        print(
+            f"\n{node.name}: {len(served_series(listed))} series; scrape {seconds[0]:.3f} s "
+            f"with the MBean list, {seconds[1]:.3f} s without it, {seconds[2]:.3f} s with again"
+        )
