@@ -3,7 +3,9 @@
 Each probe runs as the StatefulSet carries it, in the broker's own network namespace (where the
 kubelet would run an exec probe inside the pod); a tcpSocket probe is asked of the same
 namespace's listening sockets. One follower is held back by a replication throttle after a
-restart, so "running but still lagging" lasts long enough to be seen.
+restart, so "running but still lagging" lasts long enough to be seen, and its fetchers are
+rebuilt meanwhile (as a leader change does): Kafka's MaxLag then read 0 while the throttle held
+the partition's next fetch back, and a probe on it called the lagging broker ready.
 """
 
 from __future__ import annotations
@@ -63,6 +65,25 @@ def broker_state(cluster: ProcessCluster, node: Node) -> float:
     return served.get(metrics.BROKER_STATE, -1)
 
 
+RESIZED = "Resizing fetcher thread pool size from"
+
+
+def resize_fetchers(cluster: ProcessCluster, broker: Node) -> dict[str, int]:
+    """One more replica fetcher thread on `broker` (a per-broker dynamic setting): it moves
+    every partition it follows to a rebuilt fetcher. Returns the setting, once the broker has
+    logged the resize."""
+    broker_id = broker.entry["node_id"]
+    configs = cluster.client("describe_configs", broker=broker_id)["configs"]
+    setting = {"num.replica.fetchers": int(configs["num.replica.fetchers"][0]) + 1}
+    resizes = broker.log.read_text(errors="replace").count(RESIZED)
+    assert cluster.client("alter_configs", resource="broker", name=broker_id, set=setting)["ok"]
+    poll(
+        lambda: broker.log.read_text(errors="replace").count(RESIZED) > resizes,
+        f"{broker.name} never resized its fetchers",
+    )
+    return setting
+
+
 @pytest.fixture
 def cluster(three_brokers: ProcessCluster) -> ProcessCluster:
     """Shared: the other tests' topics there take no writes while this one runs, so the
@@ -84,6 +105,7 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
     throttled = {"follower.replication.throttled.replicas": f"0:{follower_id}"}
     assert cluster.client("alter_configs", resource="broker", name=follower_id, set=throttle)["ok"]
     assert cluster.client("alter_configs", resource="topic", name="catchup", set=throttled)["ok"]
+    resized: dict[str, int] = {}
     try:
         began = time.monotonic()
         cluster.stop_node(follower.name)  # SIGTERM: a controlled shutdown
@@ -98,17 +120,28 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
         cluster.start_node(follower.name)
         poll(lambda: broker_state(cluster, follower) == 3, f"{follower.name} never RUNNING")
         print(f"{follower.name} RUNNING {time.monotonic() - began:.1f} s after its start")
-        # Running and serving, yet still fetching what it missed: not ready, for as long as it
-        # is out of the in-sync set; the replicas that are in it are ready.
+        # Its fetchers are rebuilt, as a leader change or a resized pool does: the throttled
+        # partition has no lag figure until its next fetch, which the quota holds back.
+        resized = resize_fetchers(cluster, follower)
+        # Running and serving, yet still fetching what it missed: the kubelet never sees it
+        # ready, for as long as it is out of the in-sync set; the replicas in it are ready.
+        probe = readiness_probe(cluster, follower)
+        successes_in_a_row, answers = 0, []
         for _ in range(5):
+            checked = time.monotonic()
             isr = cluster.client("describe", topic="catchup")["partitions"]["0"]["isrs"]
             assert follower_id not in isr, "the throttle let the follower catch up already"
-            assert not ready(cluster, follower), "a lagging broker says it is ready"
+            answers.append(ready(cluster, follower))
+            successes_in_a_row = successes_in_a_row + 1 if answers[-1] else 0
+            assert successes_in_a_row < probe["successThreshold"], "a lagging broker is ready"
             assert all(ready(cluster, b) for b in in_sync)
-            time.sleep(1)
+            time.sleep(max(0.0, probe["periodSeconds"] - (time.monotonic() - checked)))
+        print(f"the lagging {follower.name}'s probe, every {probe['periodSeconds']} s: {answers}")
     finally:
         cluster.client("alter_configs", resource="topic", name="catchup", delete=list(throttled))
-        cluster.client("alter_configs", resource="broker", name=follower_id, delete=list(throttle))
+        cluster.client(
+            "alter_configs", resource="broker", name=follower_id, delete=[*throttle, *resized]
+        )
     began = time.monotonic()
     poll(lambda: ready(cluster, follower), f"{follower.name} never ready once unthrottled")
     print(f"{follower.name} ready {time.monotonic() - began:.1f} s after the throttle went")
