@@ -31,11 +31,6 @@ PARTITION_IN_SYNC = "kafka_cluster_partition_insyncreplicascount"
 # Partition replicas a broker holds (ReplicaManager's PartitionCount): 0 once drained, which is
 # what removing the broker needs (infra/broker_removal.py).
 PARTITION_COUNT = "kafka_server_replicamanager_partitioncount"
-# Partitions the broker leads; the others it holds it follows (the readiness probe counts them).
-LEADER_COUNT = "kafka_server_replicamanager_leadercount"
-# Per partition the broker follows (labels topic, partition), once its fetcher had an answer for
-# it: messages behind the leader's high watermark.
-FOLLOWER_LAG = "kafka_server_fetcherlagmetrics_consumerlag"
 
 
 def scrape_command(port: int, names: tuple[str, ...]) -> str:

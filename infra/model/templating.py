@@ -249,18 +249,6 @@ JMX_RULES: list[JmxRule] = [
         "type": "GAUGE",
     },
     {
-        # Per partition this broker follows, its replica fetcher's lag behind the leader's high
-        # watermark (messages), from the fetcher's last answer for it (the readiness probe).
-        "objects": ["kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*"],
-        "pattern": (
-            "kafka.server<type=FetcherLagMetrics, name=ConsumerLag, "
-            "clientId=ReplicaFetcherThread-.+, topic=(.+), partition=(\\d+)><>Value"
-        ),
-        "name": metrics.FOLLOWER_LAG,
-        "type": "GAUGE",
-        "labels": {"topic": "$1", "partition": "$2"},
-    },
-    {
         # Per partition, on its leader (a follower reports 0): the in-sync set's size and the
         # replica count, what a per-partition under-min-ISR alert reads (and the day-2
         # proofs' ISR watcher: infra/localcluster/isr_watch.py).

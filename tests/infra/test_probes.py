@@ -59,56 +59,28 @@ def agent() -> Iterator[FakeAgent]:
     fake.server.server_close()
 
 
-def served(
-    state: float | None = 3.0,
-    partitions: int | None = 5,
-    leaders: int | None = 2,
-    lags: tuple[float, ...] = (0.0, 0.0, 0.0),
-) -> str:
-    """An agent's answer: the broker's state, how many partitions it holds and leads, and the
-    lag of each partition its fetchers have an answer for (as the agent labels them)."""
+def served(state: float | None, lag: float | None) -> str:
     lines = ["# HELP other a figure the probe ignores", "other 3.0"]
-    for name, value in (
-        (metrics.BROKER_STATE, state),
-        (metrics.PARTITION_COUNT, partitions),
-        (metrics.LEADER_COUNT, leaders),
-    ):
-        if value is not None:
-            lines += [f"# TYPE {name} gauge", f"{name} {float(value)}"]
-    lines += [
-        f'{metrics.FOLLOWER_LAG}{{partition="{i}",topic="orders.eu"}} {lag}'
-        for i, lag in enumerate(lags)
-    ]
+    if state is not None:
+        lines += [f"# TYPE {metrics.BROKER_STATE} gauge", f"{metrics.BROKER_STATE} {state}"]
+    if lag is not None:
+        lines.append(f"{metrics.REPLICA_MAX_LAG} {lag}")
     return "\n".join(lines) + "\n"
 
 
-def test_ready_only_when_running_and_caught_up_on_every_partition_it_follows(
-    agent: FakeAgent,
-) -> None:
-    agent.body = served()
+def test_ready_only_when_running_and_caught_up(agent: FakeAgent) -> None:
+    agent.body = served(3.0, 0.0)
     assert agent.ready()
-    asked = (
-        metrics.BROKER_STATE,
-        metrics.PARTITION_COUNT,
-        metrics.LEADER_COUNT,
-        metrics.FOLLOWER_LAG,
-    )
-    assert all(name in path for path in agent.paths for name in asked)
-    agent.body = served(partitions=2, leaders=2, lags=())  # leads all it holds
-    assert agent.ready()
-    for case in [
-        served(lags=(0.0, 12.0, 0.0)),  # running, still fetching what it missed
-        # A followed partition without a figure: its fetcher was rebuilt (a leader change, a
-        # resized pool) and has had no answer for it since (throttled): Kafka's MaxLag reads 0.
-        served(lags=(0.0, 0.0)),
-        served(state=1.0),  # starting
-        served(state=6.0),  # pending controlled shutdown
-        served(state=None),
-        served(partitions=None),
-        served(leaders=None),
+    assert all(metrics.BROKER_STATE in p and metrics.REPLICA_MAX_LAG in p for p in agent.paths)
+    for state, lag in [
+        (3.0, 12.0),  # running, still fetching what it missed
+        (1.0, 0.0),  # starting
+        (6.0, 0.0),  # pending controlled shutdown
+        (None, 0.0),
+        (3.0, None),
     ]:
-        agent.body = case
-        assert not agent.ready(), case
+        agent.body = served(state, lag)
+        assert not agent.ready(), (state, lag)
 
 
 def test_not_ready_when_the_agent_does_not_answer() -> None:
@@ -120,12 +92,8 @@ def test_not_ready_when_the_agent_does_not_answer() -> None:
 def test_the_agent_exports_what_the_probe_reads() -> None:
     model = ClusterModel.from_config(config_of())
     rendered = templating.jmx_exporter_config(model)
-    for name in (metrics.BROKER_STATE, metrics.FOLLOWER_LAG):
+    for name in (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG):
         assert f"name: {name}\n" in rendered
-    # PartitionCount and LeaderCount, as the agent lowercases them.
-    assert "name: kafka_server_replicamanager_$1\n" in rendered
-    assert metrics.PARTITION_COUNT == "kafka_server_replicamanager_partitioncount"
-    assert metrics.LEADER_COUNT == "kafka_server_replicamanager_leadercount"
 
 
 def test_the_agent_reads_the_mbeans_every_rule_can_match_and_no_others() -> None:

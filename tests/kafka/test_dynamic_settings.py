@@ -65,8 +65,20 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
             cluster.render_dir, broker
         )
 
-    run_job(cluster, model.names.settings_job, render_dir=render_dir)
+    try:
+        run_job(cluster, model.names.settings_job, render_dir=render_dir)
+        check_applied_without_restart(cluster, first)
+    finally:
+        # The shared cluster left as found: the Job again, as the cluster's own render has it
+        # (what its brokers' files say). Left at this test's values, every later restart
+        # would resize thread pools right after start, and a resized fetcher pool drops its
+        # lag figures: the readiness test's throttled follower then read MaxLag 0.
+        run_job(cluster, model.names.settings_job)
 
+
+def check_applied_without_restart(cluster: ProcessCluster, first: dict[str, int]) -> None:
+    """Every broker serves the Job's values as cluster-wide defaults and resized its pools, in
+    the process it ran before (`first`: pid per broker)."""
     for broker in cluster.brokers:
         configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
         for key, value in (("num.io.threads", "5"), ("num.network.threads", "3")):
