@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -121,10 +122,15 @@ def served_series(text: str) -> set[str]:
     return {s for s in samples(text) if not s.startswith(own)}
 
 
+def agent_config(kraft: ProcessCluster, node: Node) -> Path:
+    """The node's agent config as its process reads it (the rendered file, mounted)."""
+    return kraft.render_dir / node.entry["config_dir"] / "jmx-exporter.yaml"
+
+
 def served_after_reload(kraft: ProcessCluster, node: Node, config: str) -> str:
     """What the node's agent serves once it has read `config`: it reloads its file when the
     file's modification time changes, and counts each reload."""
-    path = kraft.render_dir / node.entry["config_dir"] / "jmx-exporter.yaml"
+    path = agent_config(kraft, node)
     host = node.entry["client_host"]
     before = samples(kraft.metrics(host)).get(RELOADS, 0)
     path.write_text(config)
@@ -139,8 +145,7 @@ def test_the_agent_reads_only_the_mbeans_its_rules_match_and_drops_no_series(
     kraft: ProcessCluster,
 ) -> None:
     for node in (kraft.brokers[0], kraft.quorum[0]):
-        path = kraft.render_dir / node.entry["config_dir"] / "jmx-exporter.yaml"
-        rendered = path.read_text()
+        rendered = agent_config(kraft, node).read_text()
         every_mbean = yaml.safe_load(rendered)
         del every_mbean["includeObjectNames"]
         listed = kraft.metrics(node.entry["client_host"])
