@@ -9,6 +9,7 @@ prints this table and fails when a part is missing or the engine and SDK version
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -51,6 +52,20 @@ def kafka_lib(version: str) -> Path:
             f"Kafka {version} jars are not in {lib}: run scripts/kafka/fetch.sh {version}"
         )
     return lib
+
+
+def kafka_jvm_classes(lib: Path) -> str:
+    """The java options that put Kafka's jars in `lib` on the classpath, as the image's
+    kafka-run-class.sh does: the jars in name order (a class archive holds only for the classpath
+    it was dumped with, and the JVM's own `lib/*` expands in directory order) and, when
+    scripts/kafka/class-archive.sh recorded one for them, the class archive (a broker starts in
+    about half the CPU time). An archive the JVM cannot use (another JDK) it skips, quietly."""
+    jars = ":".join(str(jar) for jar in sorted(lib.glob("*.jar")))
+    options = ["-cp", jars]
+    archive = lib.parent / "kafka.jsa"
+    if archive.is_file():
+        options = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", *options]
+    return shlex.join(options)
 
 
 def zookeeper_lib(kafka_version: str) -> Path:

@@ -33,7 +33,7 @@ import yaml
 
 from infra.image_config import JMX_AGENT_VERSION
 from infra.model import certificate_reload, membership
-from infra.toolchain import cache_dir
+from infra.toolchain import cache_dir, kafka_jvm_classes
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
@@ -79,7 +79,7 @@ def _classes(lib: Path) -> set[str]:
 def write_launchers(bin_dir: Path, lib: Path) -> None:
     bin_dir.mkdir(parents=True, exist_ok=True)
     present = _classes(lib)
-    java = f'java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS -cp "{lib}/*"'
+    java = f"java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS {kafka_jvm_classes(lib)}"
     for name, (candidates, leading) in LAUNCHERS.items():
         main = next((c for c in candidates if c in present), None)
         if main is None:

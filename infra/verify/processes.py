@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.model.paths import KAFKA_BIN
-from infra.toolchain import ToolchainError, kafka_lib, zookeeper_lib
+from infra.toolchain import ToolchainError, kafka_jvm_classes, kafka_lib, zookeeper_lib
 from infra.verify import certificates, pods
 from infra.verify.clients import ClientAccess
 from infra.verify.errors import VerifyError
@@ -269,9 +269,10 @@ class ProcessCluster(ClientAccess, PodSteps):
 
     def _java(self, main: str, *args: str, options: str = "", classpath: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
+        classes = f"-cp '{classpath}'" if classpath else kafka_jvm_classes(self.lib)
         return (
             f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m -XX:+UseG1GC -Djava.awt.headless=true "
-            f"{options} -cp '{classpath or f'{self.lib}/*'}' {main} {quoted}"
+            f"{options} {classes} {main} {quoted}"
         )
 
     def _log_option(self, node: Node) -> str:

@@ -15,7 +15,8 @@
 #                 Prometheus JMX agent at /opt/jmx-exporter/jmx_prometheus_javaagent.jar (the
 #                 manifests' KAFKA_OPTS load it from there when images.kafka.jmx_agent is bundled).
 #                 4.x logs through log4j2, 3.x through log4j 1 (reload4j) and adds the ZooKeeper
-#                 mode's tools (bin-3.x, config-3.x)
+#                 mode's tools (bin-3.x, config-3.x); /opt/kafka/kafka.jsa is the class archive its
+#                 kafka-run-class.sh maps, as the public image's launcher does
 #   zookeeper:<ver> for Kafka 3.x's ZooKeeper mode, laid out like the public zookeeper image:
 #                 /apache-zookeeper-<ver>-bin with zkServer.sh on PATH, /conf (ZOOCFGDIR), /data,
 #                 /datalog, /logs, uid/gid 1000, bash (the manifests' probes speak over /dev/tcp),
@@ -122,6 +123,18 @@ populate_kafka() {
     cp "$here/kafka/config/"* "$root/opt/kafka/config/"
   fi
   chmod 755 "$root/opt/kafka/bin/"*.sh
+  # The class archive, from the classes scripts/kafka/class-archive.sh saw a broker and the tools
+  # load: dumped inside the image's root through its own runner, so it holds for the paths and
+  # the classpath the image's JVMs have (the JVM checks both, and each jar's size and time).
+  # The JRE's loader finds libjli through /proc/self/exe: /proc is mounted in a mount namespace
+  # of the dump's own, on a mount point that leaves the image with it.
+  cp "$CACHE/kafka/$KAFKA_VERSION/kafka.classlist" "$root/tmp/kafka.classlist"
+  mkdir "$root/proc"
+  unshare --mount --propagation private sh -c 'mount -t proc proc "$1/proc" && exec chroot "$1" \
+    /bin/env KAFKA_CDS_OPTS="-Xshare:dump -XX:SharedClassListFile=/tmp/kafka.classlist -XX:SharedArchiveFile=/opt/kafka/kafka.jsa -Xlog:cds=off" \
+    /opt/kafka/bin/kafka-run-class.sh kafka.Kafka' _ "$root" >/dev/null
+  rmdir "$root/proc"
+  rm "$root/tmp/kafka.classlist"
   mkdir -p "$root/opt/jmx-exporter"
   cp "$JMX_AGENT" "$root/opt/jmx-exporter/jmx_prometheus_javaagent.jar"
   mkdir -p "$root/var/lib/kafka/data" "$root/home/appuser"
@@ -196,7 +209,9 @@ JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
 for KAFKA_VERSION in "${KAFKA_VERSIONS[@]}"; do
   jars_stamp="$CACHE/kafka/$KAFKA_VERSION/.complete"
   [ -f "$jars_stamp" ] || die "Kafka $KAFKA_VERSION jars are missing: run \`make kafka-jars\` (scripts/kafka/fetch.sh $KAFKA_VERSION)"
-  build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(sha256sum "$JMX_AGENT") $(cat "$here"/kafka/*/*)" -- \
+  classes="$CACHE/kafka/$KAFKA_VERSION/kafka.classlist"
+  [ -f "$classes" ] || die "Kafka $KAFKA_VERSION's class list is missing: run \`make kafka-jars\` (scripts/kafka/class-archive.sh $KAFKA_VERSION)"
+  build kafka "$KAFKA_VERSION" "$busybox_version $jre_version $(cat "$jars_stamp") $(sha256sum "$JMX_AGENT") $(sha256sum "$classes") $(cat "$here"/kafka/*/*)" -- \
     --config.user 1000:1000 --config.workingdir /opt/kafka \
     --config.env PATH=/opt/kafka/bin:$JAVA_HOME/bin:/bin \
     --config.env JAVA_HOME=$JAVA_HOME --config.cmd /bin/sh

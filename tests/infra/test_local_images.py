@@ -4,7 +4,9 @@ scripts for that release line, and the ZooKeeper image's command is on its PATH.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,3 +75,48 @@ def test_the_zookeeper_image_runs_the_manifests_command(repo_root: Path, tmp_pat
     assert len(servers) == model.config.quorum_nodes
     on_path = _scripts(repo_root / "scripts/images/zookeeper/bin")
     assert {c["command"][0] for c in servers} <= on_path
+
+
+def _run_class(repo_root: Path, opt: Path, env: dict[str, str]) -> list[str]:
+    """What the image's kafka-run-class.sh hands java, laid out as in the image under `opt`, with
+    a `java` that prints its arguments one per line."""
+    (opt / "bin").mkdir(parents=True, exist_ok=True)
+    runner = opt / "bin" / "kafka-run-class.sh"
+    runner.write_bytes((repo_root / "scripts/images/kafka/bin/kafka-run-class.sh").read_bytes())
+    runner.chmod(0o755)
+    java = opt / "jre" / "bin" / "java"
+    java.parent.mkdir(parents=True, exist_ok=True)
+    java.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n', encoding="utf-8")
+    java.chmod(0o755)
+    done = subprocess.run(
+        [str(runner), "kafka.Kafka"],
+        env={"PATH": os.environ["PATH"], "JAVA_HOME": str(opt / "jre"), **env},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.splitlines()
+
+
+def test_the_kafka_runner_lists_jars_by_name_and_maps_the_images_class_archive(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    """The class archive holds only for the classpath it was dumped with, so the runner lists the
+    jars in name order (the JVM's own `libs/*` follows the directory's order, which another copy
+    of the image need not keep) and maps `kafka.jsa` when the image has one."""
+    opt = tmp_path / "kafka"
+    (opt / "libs").mkdir(parents=True)
+    names = ["zstd-jni.jar", "kafka-clients.jar", "jopt-simple.jar", "kafka_2.13.jar"]
+    for name in names:
+        (opt / "libs" / name).touch()
+    argv = _run_class(repo_root, opt, {})
+    classpath = argv[argv.index("-cp") + 1].split(":")
+    assert classpath == [str(opt / "libs" / n) for n in sorted(names)]
+    assert not any(a.startswith("-XX:SharedArchiveFile") for a in argv), argv
+
+    (opt / "kafka.jsa").touch()
+    argv = _run_class(repo_root, opt, {})
+    assert f"-XX:SharedArchiveFile={opt}/kafka.jsa" in argv
+    assert argv.index(f"-XX:SharedArchiveFile={opt}/kafka.jsa") < argv.index("-cp")
+    # The image build dumps the archive through the same runner, naming its own options.
+    argv = _run_class(repo_root, opt, {"KAFKA_CDS_OPTS": "-Xshare:dump"})
+    assert "-Xshare:dump" in argv
+    assert not any(a.startswith("-XX:SharedArchiveFile") for a in argv), argv

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,6 +22,28 @@ from tests.kafka.checks import (
 )
 
 pytestmark = pytest.mark.kafka
+
+
+def _jvm_maps(group: int) -> str:
+    """The memory maps of the JVM in this process group (a node's `sh`, mounts, then `java`)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            in_group = entry.name.isdigit() and os.getpgid(int(entry.name)) == group
+            if in_group and (entry / "cmdline").read_bytes().startswith(b"java\0"):
+                return (entry / "maps").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            continue  # exited while we looked
+    raise AssertionError(f"no java in process group {group}")
+
+
+def test_every_node_maps_the_class_archive_of_its_jars(kraft: ProcessCluster) -> None:
+    """The harness starts brokers and controllers on the cached jars as the image's runner does
+    (jars in name order, scripts/kafka/class-archive.sh's archive): a classpath the archive was
+    not dumped for, or a JDK it was not dumped by, and the JVM drops it without a word."""
+    archive = str(kraft.lib.parent / "kafka.jsa")
+    for node in kraft.nodes:
+        assert node.process is not None, node.name
+        assert archive in _jvm_maps(node.process.pid), node.name
 
 
 def test_replicas_of_every_partition_sit_on_three_racks(kraft: ProcessCluster) -> None:

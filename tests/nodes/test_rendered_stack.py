@@ -7,6 +7,8 @@ from infra.localcluster.deployed import DeployedStack, pod_ready
 from infra.model import labels
 
 SETTINGS = "dynamic-settings"  # the component label of the dynamic settings Job's pod
+# The class archive the local image was built with (scripts/images/build.sh).
+CLASS_ARCHIVE = "/opt/kafka/kafka.jsa"
 
 
 def test_local_stack_is_ready_on_real_nodes(deployed_stack: DeployedStack) -> None:
@@ -29,5 +31,14 @@ def test_local_stack_is_ready_on_real_nodes(deployed_stack: DeployedStack) -> No
     assert {p["spec"]["nodeName"] for p in pods} <= real
     assert [p["metadata"]["name"] for p in pods if not pod_ready(p)] == []
     assert done.changes.get("create", 0) > 0
+    # Each broker's JVM maps the image's class archive: the rendered command and options keep
+    # the classpath it was dumped for (a JVM drops an archive that does not match, quietly).
+    for pod in deployed_stack.pods(labels.BROKER):
+        name = pod["metadata"]["name"]
+        maps = deployed_stack.kube.kubectl(
+            "exec", "-n", deployed_stack.namespace, name, "-c", "kafka", "--",
+            "cat", "/proc/1/maps",
+        ).stdout  # fmt: skip
+        assert CLASS_ARCHIVE in maps, name
     seconds = deployed_stack.deploy_seconds
     print(f"\nlocal stack Ready on real nodes in {seconds:.0f} s (pulumi up included)")
