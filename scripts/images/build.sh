@@ -128,6 +128,10 @@ populate_kafka() {
   # the classpath the image's JVMs have (the JVM checks both, and each jar's size and time).
   # The JRE's loader finds libjli through /proc/self/exe: /proc is mounted in a mount namespace
   # of the dump's own, on a mount point that leaves the image with it.
+  # It also checks each jar's time to the second, and the layer keeps whole seconds (umoci rounds
+  # to the nearest one: a jar copied at .6 s would read a second later in the container, and
+  # the archive be dropped): the jars get a whole second first.
+  touch -d "@$(date +%s)" "$root"/opt/kafka/libs/*.jar
   cp "$CACHE/kafka/$KAFKA_VERSION/kafka.classlist" "$root/tmp/kafka.classlist"
   mkdir "$root/proc"
   unshare --mount --propagation private sh -c 'mount -t proc proc "$1/proc" && exec chroot "$1" \
@@ -162,7 +166,8 @@ populate_zookeeper() {
 build() {
   local name="$1" tag="$2" inputs="$3"; shift 4
   local tarball="$OUT/$name-$tag.tar" stampfile="$OUT/$name-$tag.stamp" stamp work start
-  stamp="$( (sha256sum "$here/build.sh"; echo "$inputs") | sha256sum | cut -c1-16)"
+  # The script's content, not its path: a checkout elsewhere builds the same images.
+  stamp="$( (sha256sum < "$here/build.sh"; echo "$inputs") | sha256sum | cut -c1-16)"
   [ -f "$tarball" ] && [ "$(cat "$stampfile" 2>/dev/null)" = "$stamp" ] && return 0
   start=$(date +%s)
   # The stamp goes first: an interrupted build never looks complete.

@@ -69,7 +69,8 @@ EOF
 for v in "${versions[@]}"; do
   dir="$cache/$v"
   [ -f "$dir/.complete" ] || { echo "Kafka $v jars are missing: run scripts/kafka/fetch.sh $v" >&2; exit 1; }
-  stamp="$( (java -version 2>&1; cat "$dir/.complete"; sha256sum "$0") | sha256sum | cut -c1-16)"
+  # The script's content, not its path: a checkout elsewhere records the same archive.
+  stamp="$( (java -version 2>&1; cat "$dir/.complete"; sha256sum < "$0") | sha256sum | cut -c1-16)"
   [ "$(cat "$dir/class-archive.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$dir/kafka.jsa" ] && continue
   echo "kafkastack: recording Kafka $v's class archive" >&2
   rm -f "$dir/class-archive.stamp" "$dir/kafka.jsa"
