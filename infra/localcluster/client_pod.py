@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.model import acls, admin_client
+from infra.model import acls, admin_client, resources
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
 
@@ -54,7 +54,9 @@ def client_pod(
         # Images are built here and imported into each node; nothing can be pulled.
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", client_script(model)],
-        "env": [{"name": "LOG_DIR", "value": RUN_DIR}],
+        # Its tools start as the stack's own tool containers do (a load of 100 records/s needs
+        # no C2 compiler either).
+        "env": [{"name": "LOG_DIR", "value": RUN_DIR}, resources.tool_jvm_env()],
         "volumeMounts": [
             {"name": "work", "mountPath": WORK_DIR},
             {"name": "ca", "mountPath": acls.CA_DIR, "readOnly": True},

@@ -15,7 +15,7 @@ from typing import Any
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.pod_security import container_security_context, pod_security_context
-from infra.model.resources import ADMIN_JOB
+from infra.model.resources import ADMIN_JOB, tool_jvm_env
 from infra.model.secret_text import PASSWORD_SLOT, jaas_quoted, properties_escaped
 
 CA_DIR = "/etc/kafka/ca"
@@ -112,6 +112,7 @@ def admin_job(
         "name": component,
         "image": f"{c.images.kafka.repository}:{c.kafka_version}",  # the brokers' image
         "command": ["sh", "-c", script],
+        "env": [tool_jvm_env()],
         "volumeMounts": mounts,
         "resources": ADMIN_JOB.manifest(),
         "securityContext": container_security_context(),

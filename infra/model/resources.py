@@ -82,13 +82,27 @@ SIDECAR = ContainerSize(cpu=SIDECAR_CPU, cpu_limit=0.5, memory_gib=SIDECAR_MEMOR
 # A Kafka tool's JVM in a sidecar, held to a small heap so heap and non-heap fit its memory
 # (the tools' default heap is 256 MiB, too much beside the JVM's own share in 375 MiB).
 SIDECAR_TOOL_HEAP = "-Xmx128m"
+# A Kafka tool's JVM (an init container's, a sidecar's, an admin Job's) runs one action for
+# seconds, so the image's broker-minded defaults (C2 compiler threads, G1's concurrent threads)
+# cost it more CPU than they ever save: the C1 compiler alone and the serial collector start
+# ConfigCommand on 1.1 CPU-seconds instead of 1.8, the storage tool on 0.8 instead of 1.2
+# (measured with the image's class archive), and under a sidecar's 0.5-CPU limit that is wall
+# time too. KAFKA_JVM_PERFORMANCE_OPTS replaces the defaults in kafka-run-class.sh (upstream's
+# and the local image's alike).
+TOOL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
+
+
+def tool_jvm_env() -> dict[str, str]:
+    """The environment entry that starts a container's Kafka tools with `TOOL_JVM_OPTIONS`."""
+    return {"name": "KAFKA_JVM_PERFORMANCE_OPTS", "value": TOOL_JVM_OPTIONS}
 
 
 def sidecar(
     name: str, image: str, script: str, mounts: list[dict[str, Any]], log_dir: str
 ) -> dict[str, Any]:
     """A container beside a Kafka server running `script` in the image's shell: `SIDECAR`'s
-    size, its Kafka tools' JVM held to `SIDECAR_TOOL_HEAP`, and their own logs in `log_dir`
+    size, its Kafka tools' JVM held to `SIDECAR_TOOL_HEAP` and started as a tool
+    (`TOOL_JVM_OPTIONS`), and their own logs in `log_dir`
     (the image's default may not be writable, e.g. under OpenShift's assigned uid)."""
     return {
         "name": name,
@@ -96,6 +110,7 @@ def sidecar(
         "command": ["sh", "-c", script],
         "env": [
             {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
+            tool_jvm_env(),
             {"name": "LOG_DIR", "value": log_dir},
         ],
         "resources": SIDECAR.manifest(),

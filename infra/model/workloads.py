@@ -35,7 +35,7 @@ from infra.model.paths import (
 )
 from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.probes import TERMINATION_GRACE_SECONDS, kafka_probes, zookeeper_probes
-from infra.model.resources import INIT_STEP, server_resources
+from infra.model.resources import INIT_STEP, server_resources, tool_jvm_env
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
@@ -122,7 +122,7 @@ def _format_storage_init(
     Voters format with the full initial voter set (dynamic quorum, KIP-853) only while the
     quorum is being born (infra/model/membership.py); brokers join it.
     """
-    env: list[dict[str, Any]] = []
+    env: list[dict[str, Any]] = [tool_jvm_env()]
     format_command = (
         f"/opt/kafka/bin/kafka-storage.sh format -t {model.cluster_id} "
         f"-c {CONFIG_DIR}/{config_file}"
@@ -155,15 +155,13 @@ def _format_storage_init(
     # What the tool formats: the data directories (brokers) and the metadata log's.
     directories = [*model.log_dirs, METADATA_DIR] if node.role == labels.BROKER else [METADATA_DIR]
     script = skip_when_formatted(directories) + script
-    init = {
+    return {
         "name": "format-storage",
         "image": image,
         "command": ["sh", "-c", script],
+        "env": env,
         "volumeMounts": mounts,
     }
-    if env:  # the API server drops an empty list; leave it out so every diff stays quiet
-        init["env"] = env
-    return init
 
 
 def _logging_env(model: ClusterModel) -> dict[str, str]:

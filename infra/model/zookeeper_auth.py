@@ -19,6 +19,7 @@ from infra.config import ZOOKEEPER_QUORUM_PASSWORD_KEY
 from infra.model import labels, zookeeper_tls
 from infra.model.cluster import ClusterModel
 from infra.model.paths import CONFIG_DIR, KAFKA_BIN, KAFKA_ZK_JAAS_DIR, ZK_JAAS_DIR
+from infra.model.resources import tool_jvm_env
 from infra.model.secret_text import PASSWORD_SLOT
 from infra.model.security import scram_secret_name
 
@@ -150,7 +151,10 @@ def scram_users_init(
     model: ClusterModel, image: str, mounts: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """The init container writing every SCRAM user into ZooKeeper before the broker starts."""
-    env: list[dict[str, Any]] = [{"name": "KAFKA_OPTS", "value": client_jaas_option()}]
+    env: list[dict[str, Any]] = [
+        {"name": "KAFKA_OPTS", "value": client_jaas_option()},
+        tool_jvm_env(),
+    ]
     for i, user in enumerate(model.config.security.users):
         env.append(
             {

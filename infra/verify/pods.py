@@ -7,7 +7,7 @@ The harness never re-implements a step the manifests perform: it reads the init 
 as written, `secretKeyRef`s from the rendered Secrets) and runs its command, unchanged, inside
 the node's network and mount namespaces. The Kafka image's tools are stood in for by launchers
 at the same path (/opt/kafka/bin) that start the same main class on the cached jars, with the
-same `KAFKA_OPTS`/`KAFKA_HEAP_OPTS` the image's scripts pass on.
+same `KAFKA_OPTS`/`KAFKA_HEAP_OPTS`/`KAFKA_JVM_PERFORMANCE_OPTS` the image's scripts pass on.
 
 The JMX agent init container (`jmx_agent: download`) runs as rendered too, with the host's
 network (its only way out) and the host's busybox standing in for the image's: it fetches the
@@ -79,7 +79,10 @@ def _classes(lib: Path) -> set[str]:
 def write_launchers(bin_dir: Path, lib: Path) -> None:
     bin_dir.mkdir(parents=True, exist_ok=True)
     present = _classes(lib)
-    java = f"java ${{KAFKA_HEAP_OPTS:--Xmx256m}} $KAFKA_OPTS {kafka_jvm_classes(lib)}"
+    java = (
+        "java ${KAFKA_HEAP_OPTS:--Xmx256m} ${KAFKA_JVM_PERFORMANCE_OPTS:-} $KAFKA_OPTS "
+        + kafka_jvm_classes(lib)
+    )
     for name, (candidates, leading) in LAUNCHERS.items():
         main = next((c for c in candidates if c in present), None)
         if main is None:

@@ -18,6 +18,7 @@ from infra.localcluster.real_stack import write_real_node_stack
 from infra.model.cluster import ClusterModel
 from infra.model.desired import desired_state
 from infra.model.paths import KAFKA_BIN
+from infra.model.resources import tool_jvm_env
 
 KAFKA_SCRIPT = re.compile(rf"{re.escape(KAFKA_BIN)}/([\w-]+\.sh)")
 
@@ -120,3 +121,17 @@ def test_the_kafka_runner_lists_jars_by_name_and_maps_the_images_class_archive(
     argv = _run_class(repo_root, opt, {"KAFKA_CDS_OPTS": "-Xshare:dump"})
     assert "-Xshare:dump" in argv
     assert not any(a.startswith("-XX:SharedArchiveFile") for a in argv), argv
+
+
+def test_the_kafka_runner_starts_a_tool_container_with_the_tool_options(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    """The variable the stack's tool containers set (resources.tool_jvm_env) replaces the
+    image's broker-minded defaults, as in upstream's kafka-run-class.sh."""
+    opt = tmp_path / "kafka"
+    (opt / "libs").mkdir(parents=True)
+    variable = tool_jvm_env()
+    argv = _run_class(repo_root, opt, {variable["name"]: variable["value"]})
+    assert "-XX:TieredStopAtLevel=1" in argv and "-XX:+UseSerialGC" in argv
+    assert "-XX:+UseG1GC" not in argv
+    assert "-XX:+UseG1GC" in _run_class(repo_root, opt, {})  # the servers' default

@@ -205,3 +205,33 @@ def test_a_controller_has_two_sidecars_and_a_zookeeper_server_none() -> None:
     )
     assert resources.sidecars(zookeeper, "zookeeper") == 0
     assert resources.sidecars(zookeeper, "broker") == 1
+
+
+@pytest.mark.parametrize("environment", ["local", "dev", "prod"])
+def test_every_container_running_a_kafka_tool_starts_it_as_a_tool(
+    environment: str, repo_root: Path
+) -> None:
+    """Init containers, sidecars and admin Jobs start one tool JVM per action: without the C2
+    compiler and G1 (`TOOL_JVM_OPTIONS`). The broker's and controller's own JVM keeps the
+    image's defaults."""
+    model = ClusterModel.from_config(load_stack(repo_root / "stacks", environment))
+    tools: set[str] = set()
+    for concern in desired_state(model):
+        for declared in concern.objects:
+            if declared.kind not in ("StatefulSet", "Job"):
+                continue
+            for container in _containers(declared.manifest):
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                options = env.get("KAFKA_JVM_PERFORMANCE_OPTS")
+                if container["name"] == "kafka":
+                    assert options is None, declared.logical
+                elif "/opt/kafka/bin/" in " ".join(container["command"]):
+                    tools.add(container["name"])
+                    assert options == resources.TOOL_JVM_OPTIONS, container["name"]
+    assert {"keystore-reloader", "kafka-dynamic-settings"} <= tools
+    if environment == "dev":  # ZooKeeper mode writes its SCRAM users with Kafka's tools
+        assert "scram-users" in tools
+    else:  # KRaft formats its storage
+        assert "format-storage" in tools
+    if environment == "local":  # combined brokers are voters: their membership sidecar
+        assert "quorum-membership" in tools
