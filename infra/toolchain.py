@@ -58,8 +58,9 @@ def kafka_jvm_classes(lib: Path) -> str:
     """The java options that put Kafka's jars in `lib` on the classpath, as the image's
     kafka-run-class.sh does: the jars in name order (a class archive holds only for the classpath
     it was dumped with, and the JVM's own `lib/*` expands in directory order) and, when
-    scripts/kafka/class-archive.sh recorded one for them, the class archive (a broker starts in
-    about half the CPU time). An archive the JVM cannot use (another JDK) it skips, quietly."""
+    scripts/kafka/class-archive.sh recorded one for them, the class archive (a broker starts on
+    about 60 % of the CPU time, bench/kafka_start.py). An archive the JVM cannot use (another
+    JDK) it skips, quietly."""
     jars = ":".join(str(jar) for jar in sorted(lib.glob("*.jar")))
     options = ["-cp", jars]
     archive = lib.parent / "kafka.jsa"
