@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from infra.toolchain import kafka_jvm_classes, kafka_lib
+from infra.toolchain import kafka_class_archive, kafka_jvm_classes, kafka_lib
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -104,9 +104,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     lib = kafka_lib(args.version)
-    shared = kafka_jvm_classes(lib)
-    if "SharedArchiveFile" not in shared:
+    if not kafka_class_archive(lib).is_file():
         raise SystemExit(f"no class archive beside {lib}: run scripts/kafka/class-archive.sh")
+    shared = kafka_jvm_classes(lib)
     plain = f"-cp {shlex.quote(f'{lib}/*')}"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

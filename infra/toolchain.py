@@ -54,6 +54,11 @@ def kafka_lib(version: str) -> Path:
     return lib
 
 
+def kafka_class_archive(lib: Path) -> Path:
+    """Where scripts/kafka/class-archive.sh puts the class archive of the jars in `lib`."""
+    return lib.parent / "kafka.jsa"
+
+
 def kafka_jvm_classes(lib: Path) -> str:
     """The java options that put Kafka's jars in `lib` on the classpath, as the image's
     kafka-run-class.sh does: the jars in name order (a class archive holds only for the classpath
@@ -63,7 +68,7 @@ def kafka_jvm_classes(lib: Path) -> str:
     JDK) it skips, quietly."""
     jars = ":".join(str(jar) for jar in sorted(lib.glob("*.jar")))
     options = ["-cp", jars]
-    archive = lib.parent / "kafka.jsa"
+    archive = kafka_class_archive(lib)
     if archive.is_file():
         options = [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", *options]
     return shlex.join(options)

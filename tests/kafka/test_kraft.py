@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra.toolchain import kafka_class_archive
 from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import (
     FAILOVER_TRIALS,
@@ -40,10 +41,11 @@ def test_every_node_maps_the_class_archive_of_its_jars(kraft: ProcessCluster) ->
     """The harness starts brokers and controllers on the cached jars as the image's runner does
     (jars in name order, scripts/kafka/class-archive.sh's archive): a classpath the archive was
     not dumped for, or a JDK it was not dumped by, and the JVM drops it without a word."""
-    archive = str(kraft.lib.parent / "kafka.jsa")
+    archive = kafka_class_archive(kraft.lib)
+    assert archive.is_file(), f"no {archive}: run scripts/kafka/class-archive.sh"
     for node in kraft.nodes:
         assert node.process is not None, node.name
-        assert archive in _jvm_maps(node.process.pid), node.name
+        assert str(archive) in _jvm_maps(node.process.pid), node.name
 
 
 def test_replicas_of_every_partition_sit_on_three_racks(kraft: ProcessCluster) -> None:
