@@ -191,6 +191,8 @@ def parts() -> list[Part]:
     add("kube-apiserver", "kube", ["--version"], pins["KUBERNETES_VERSION"])
     add("etcd", "etcd", ["--version"], pins["ETCD_VERSION"].lstrip("v"))
     add("kwokctl", "kwok", ["--version"], pins["KWOK_VERSION"])
+    cert_manager = pins["CERT_MANAGER_VERSION"]
+    add("cert-manager-controller", "cert-manager", ["-version"], cert_manager)
     # Real nodes (`make nodes-toolchain`, docs/real-nodes.md).
     add("kubelet", "kubelet", ["--version"], pins["KUBERNETES_VERSION"], "nodes-toolchain")
     add("kube-proxy", "kubelet", ["--version"], pins["KUBERNETES_VERSION"], "nodes-toolchain")

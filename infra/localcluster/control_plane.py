@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from infra import toolchain
-from infra.localcluster import host
+from infra.localcluster import cert_manager, host
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
@@ -138,14 +138,26 @@ class LocalKubernetes:
         )
 
     def up(self) -> None:
-        """Create (or reuse) the cluster, its zoned nodes, volumes and CRDs. Idempotent."""
+        """Create (or reuse) the cluster, its zoned nodes, volumes, CRDs and cert-manager.
+        Idempotent."""
+        try:
+            cert_manager_crds = cert_manager.crd_folder()
+        except cert_manager.CertManagerError as err:
+            raise LocalClusterError(str(err)) from None
         if not self.is_up():
             self.workdir.mkdir(parents=True, exist_ok=True)
+            # One left from a cluster of this name that is gone talks to its old apiserver.
+            cert_manager.stop(self)
             with _creating_alone():
                 self._create()
-        self.kubectl("apply", "--server-side", "-f", str(CRDS))
+        for folder in (CRDS, cert_manager_crds):
+            self.kubectl("apply", "--server-side", "-f", str(folder))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         self.apply_fake_nodes()
+        try:
+            cert_manager.ensure_running(self)
+        except cert_manager.CertManagerError as err:
+            raise LocalClusterError(str(err)) from None
 
     def _create(self) -> None:
         self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
@@ -195,6 +207,7 @@ class LocalKubernetes:
     def down(self) -> None:
         # Real nodes first (infra/localcluster/nodes.py): their processes, mounts and devices.
         host.release_all(self.workdir / "nodes")
+        cert_manager.stop(self)
         self._run(binary("kwokctl"), "delete", "cluster", "--name", self.name, check=False)
         shutil.rmtree(self.pulumi_state, ignore_errors=True)
 

@@ -16,9 +16,7 @@ from infra.config import secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine, change_summary, update_sequence
 from infra.localcluster import host
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
-from infra.localcluster.local_issuer import LocalIssuer
 from infra.localcluster.node_config import replication_bridge
-from infra.model import security
 from infra.model.cluster import ClusterModel
 from infra.model.storage import storage_class_names
 from infra.network_rules import attachment_plugin
@@ -40,13 +38,6 @@ def ensure_passwords(engine: Engine, stack: str, config: StackConfig) -> None:
     for key in secret_keys(config):
         if f"kafkastack:{key}" not in present:
             engine.set_secret(stack, key, secrets.token_urlsafe(24))
-
-
-def stack_certificates(model: ClusterModel) -> list[dict[str, Any]]:
-    """Every Certificate the stack declares: its CA's, the nodes', the admin client's."""
-    chain = [o for o in security.issuer_objects(model) if o["kind"] == "Certificate"]
-    admin = security.admin_certificate(model)
-    return [*chain, *security.certificates(model), *([admin] if admin else [])]
 
 
 def second_network_routers(kube: LocalKubernetes, model: ClusterModel) -> list[str]:
@@ -87,7 +78,8 @@ def provision(
     own engine state unless another `engine` is given) and wait until every pod is placed.
 
     On a cluster with real nodes the stack's pods really start, so their Certificates' Secrets
-    must exist: the local issuer (infra/localcluster/local_issuer.py) writes them meanwhile."""
+    must exist: the cluster's cert-manager (infra/localcluster/cert_manager.py) issues them
+    while `pulumi up` runs, and the pods that mount them wait for them meanwhile."""
     model = ClusterModel.from_config(config)
     kube.up()
     kube.add_volumes(storage_class_names(model))
@@ -99,11 +91,6 @@ def provision(
         routers = second_network_routers(kube, model)
         if routers:
             host.add_router(replication_bridge(kube.name), routers)
-        with LocalIssuer(kube, stack_certificates(model)) as issuer:
-            events = engine.up_events(stack, expect_no_changes=expect_no_changes)
-        if issuer.error is not None:
-            raise LocalClusterError(f"the local issuer failed: {issuer.error}") from issuer.error
-    else:
-        events = engine.up_events(stack, expect_no_changes=expect_no_changes)
+    events = engine.up_events(stack, expect_no_changes=expect_no_changes)
     pods = kube.wait_scheduled(config.namespace, model.pod_count)
     return Provisioned(change_summary(events), pods, update_sequence(events))

@@ -1,15 +1,10 @@
-"""The local stack's real-node variant, the fake nodes' taint, and the local issuer's Secrets."""
+"""The local stack's real-node variant and the fake nodes' taint."""
 
 from __future__ import annotations
 
-import base64
-import datetime
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from infra.config import load_stack
 from infra.localcluster import images
@@ -19,7 +14,6 @@ from infra.localcluster.control_plane import (
     LocalKubernetes,
     nodes,
 )
-from infra.localcluster.local_issuer import LocalCA
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
 from infra.localcluster.real_stack import (
@@ -30,8 +24,6 @@ from infra.localcluster.real_stack import (
     write_real_node_stack,
 )
 from infra.model.cluster import ClusterModel
-from infra.model.security import certificates
-from infra.security_config import duration_minutes
 
 
 def _variant(repo_root: Path, tmp_path: Path, quorum: Quorum = "combined") -> Path:
@@ -133,34 +125,6 @@ def test_fake_nodes_are_tainted_only_while_real_nodes_run(
     started.mkdir(parents=True)
     (started / "node.json").write_text("{}")
     assert kube.has_real_nodes()
-
-
-def test_local_issuer_writes_the_secret_cert_manager_would(repo_root: Path, tmp_path: Path) -> None:
-    config = load_stack(_variant(repo_root, tmp_path).parent, "local")
-    certificate = certificates(ClusterModel.from_config(config))[0]
-    ca = LocalCA(tmp_path / "ca")
-    secret = ca.secret(certificate)
-    assert secret["type"] == "kubernetes.io/tls"
-    assert secret["metadata"]["name"] == certificate["spec"]["secretName"]
-    data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
-    assert set(data) == {"tls.crt", "tls.key", "ca.crt", "tls-combined.pem"}
-    assert data["tls.key"].startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
-    # CombinedPEM, as the node's Certificate asks: the key, then the chain (Kafka's keystore).
-    assert data["tls-combined.pem"] == data["tls.key"] + data["tls.crt"]
-    cert = x509.load_pem_x509_certificate(data["tls.crt"])
-    # Valid for the Certificate's duration from its issuance, as cert-manager issues it.
-    lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
-    assert lifetime == datetime.timedelta(minutes=duration_minutes(certificate["spec"]["duration"]))
-    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert names.get_values_for_type(x509.DNSName) == certificate["spec"]["dnsNames"]
-    usages = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
-    assert set(usages) == {ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH}
-    # Signed by the CA it hands out, which is the same on the next run.
-    issuer = x509.load_pem_x509_certificate(data["ca.crt"])
-    public = issuer.public_key()
-    assert isinstance(public, ec.EllipticCurvePublicKey)
-    cert.verify_directly_issued_by(issuer)
-    assert LocalCA(tmp_path / "ca").pem == data["ca.crt"]
 
 
 def test_dedicated_variant_has_one_kraft_controller_per_zone_beside_the_brokers(

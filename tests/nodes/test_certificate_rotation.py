@@ -1,7 +1,8 @@
 """A renewed certificate reaches the running brokers on real nodes, with no restart.
 
-The local issuer renews every node's Secret as cert-manager does at renewal time (`cmctl renew`
-forces the same); the real kubelets swap the mounted files, and each pod's rendered
+The cluster's real cert-manager renews every node's certificate, asked the way `cmctl renew`
+asks it (what it does on its own at renewal time); the real kubelets swap the mounted files, and
+each pod's rendered
 `keystore-reloader` makes its broker load them. Every TLS listener (EXTERNAL, REPLICATION,
 CONTROLLER: the variant's brokers are the voters) must then serve the renewed certificate, from
 the same pods and containers, and clients keep working.
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from cryptography import x509
 
+from infra.localcluster import cert_manager
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.local_issuer import renew
 from infra.localcluster.pod_client import lost
 from infra.model import labels
 from infra.model.security import certificates
@@ -55,8 +56,10 @@ def test_renewed_certificates_reach_every_broker_listener_without_a_restart(
     deployed_stack: DeployedStack, tmp_path: Path
 ) -> None:
     stack, model = deployed_stack, deployed_stack.model
-    ca = stack.kube.workdir / "local-ca" / "ca.crt"
     identity = tmp_path / "identity"
+    # The stack's own CA, as cert-manager issued it (the clients' truststore).
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(secret_files(stack, model.names.ca, tmp_path / "ca")["ca.crt"])
     brokers = stack.pods(labels.BROKER)
     restarts = {
         p["metadata"]["uid"]: [c["restartCount"] for c in p["status"]["containerStatuses"]]
@@ -79,7 +82,9 @@ def test_renewed_certificates_reach_every_broker_listener_without_a_restart(
     secret_files(stack, model.names.tls_secret(model.brokers[0].workload), identity)
     first = serials()
 
-    renew(stack.kube, certificates(model))
+    cert_manager.renew(
+        stack.kube, stack.namespace, [c["metadata"]["name"] for c in certificates(model)]
+    )
     renewed = {
         node.workload: x509.load_pem_x509_certificate(
             secret_files(stack, model.names.tls_secret(node.workload), tmp_path / node.workload)[
