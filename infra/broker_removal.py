@@ -13,12 +13,15 @@ unreachable, a going broker's pod does not answer): refused too, saying so, unle
 
 from __future__ import annotations
 
+from typing import Any
+
 from infra.config_base import NAMESPACE
 from infra.errors import ConfigError
 from infra.model import labels, metrics
 from infra.model.cluster import ClusterModel
-from infra.pod_metrics import objects, scrape
+from infra.pod_metrics import scrape
 from infra.stack_config import StackConfig
+from infra.stack_workloads import stack_workloads
 
 OVERRIDE_KEY = "allow_unverified_broker_removal"
 
@@ -40,16 +43,24 @@ def _unverified(config: StackConfig, why: str) -> ConfigError | None:
     )
 
 
-def check_broker_removal(config: StackConfig) -> None:
-    """Refuse (ConfigError) a change that removes brokers still holding replicas, or that may."""
+def check_broker_removal(
+    config: StackConfig, running: dict[str, dict[str, Any]] | str | None = None
+) -> None:
+    """Refuse (ConfigError) a change that removes brokers still holding replicas, or that may.
+    `running`: the stack's StatefulSets as `stack_workloads` listed them (listed here if not
+    given), or why the cluster did not answer."""
     model = ClusterModel.from_config(config)
-    selector = {labels.INSTANCE: config.cluster_name, labels.COMPONENT: labels.BROKER}
-    found = objects(config.namespace, "statefulsets", selector)
-    if isinstance(found, str):
-        error = _unverified(config, f"cannot ask the cluster which brokers run ({found})")
+    running = stack_workloads(config) if running is None else running
+    if isinstance(running, str):
+        error = _unverified(config, f"cannot ask the cluster which brokers run ({running})")
         if error:
             raise error
         return
+    found = [
+        s
+        for s in running.values()
+        if s["metadata"].get("labels", {}).get(labels.COMPONENT) == labels.BROKER
+    ]
     declared = {b.workload for b in model.brokers}
     going = sorted(
         (node_id(s["metadata"]["name"]) or -1, s["metadata"]["name"])

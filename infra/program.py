@@ -30,15 +30,16 @@ def provision(
     # The active controller, if the running cluster says which, rolls last. A render to files
     # (`kubernetes:renderYamlToDirectory`: previews, `kafkastack render`) has no cluster to ask.
     rendering = pulumi.Config("kubernetes").get("renderYamlToDirectory") or not ask_cluster
-    if not rendering:
+    # What already runs orders the nodes (the first creation, ZooKeeper's chain), says which
+    # node still serves a certificate older than its renewal, and which brokers would go.
+    listing = None if rendering else stack_workloads(config)
+    if listing is not None:
         # Before anything is declared: fewer brokers only once the ones that go are drained,
         # fewer KRaft voters only once the ones that go have left the voter set.
-        check_broker_removal(config)
+        check_broker_removal(config, listing)
         check_voter_removal(config)
     running = RunningQuorum() if rendering else read_running_quorum(config)
-    # What already runs orders the nodes (the first creation, ZooKeeper's chain) and says
-    # which node still serves a certificate older than its renewal.
-    workloads = None if rendering else stack_workloads(config)
+    workloads = listing if isinstance(listing, dict) else None
     model = ClusterModel.from_config(
         config,
         active_controller=running.active,

@@ -8,8 +8,12 @@ What runs already decides how a `pulumi up` may order its nodes (infra/model/des
 - a node that cannot reload a renewed certificate carries on its pod template the value that
   rolls it (infra/certificate_restarts.py), kept from the StatefulSet the cluster holds.
 
-The answer has three states: the StatefulSets (maybe none), or None when the cluster cannot be
-asked (no kubectl, an unreachable API server); None keeps the safe order.
+- brokers it no longer declares are removed only once they hold no replicas
+  (infra/broker_removal.py).
+
+The answer has three states: the StatefulSets (maybe none), or why the cluster could not be
+asked (no kubectl, an unreachable API server), which keeps the safe order and refuses a
+removal it cannot check. One listing serves all of them.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ from infra.pod_metrics import objects
 from infra.stack_config import StackConfig
 
 
-def stack_workloads(config: StackConfig) -> dict[str, dict[str, Any]] | None:
-    """The stack's StatefulSets by name, or None when the cluster did not answer."""
+def stack_workloads(config: StackConfig) -> dict[str, dict[str, Any]] | str:
+    """The stack's StatefulSets by name, or why the cluster did not answer."""
     selector = {labels.PART_OF: "kafkastack", labels.INSTANCE: config.cluster_name}
     found = objects(config.namespace, "statefulsets", selector)
     if isinstance(found, str):
-        return None
+        return found
     return {s["metadata"]["name"]: s for s in found}

@@ -16,7 +16,7 @@ import pytest
 
 from infra.broker_removal import check_broker_removal
 from infra.errors import ConfigError
-from infra.model import metrics
+from infra.model import labels, metrics
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
 from tests.infra.conftest import config_of, stand_in_kubectl
@@ -29,8 +29,13 @@ if sys.argv[1] == "get":
     if os.environ.get("FAKE_UNREACHABLE"):
         sys.stderr.write("The connection to the server localhost:8080 was refused\\n")
         sys.exit(1)
+    # Every StatefulSet of the stack, as the program lists them once: brokers and controllers.
     names = json.loads(os.environ["FAKE_STATEFULSETS"])
-    print(json.dumps({"items": [{"metadata": {"name": n}} for n in names]}))
+    items = [
+        {"metadata": {"name": n, "labels": {"app.kubernetes.io/component": c}}}
+        for n, c in names
+    ]
+    print(json.dumps({"items": items}))
     sys.exit(0)
 answers = json.loads(os.environ["FAKE_COUNTS"])
 pod = sys.argv[sys.argv.index("-n") + 2]
@@ -54,7 +59,9 @@ def running(
     answers = {
         model.names.pod(b.workload): counts[b.node_id] for b in model.brokers if b.node_id in counts
     }
-    monkeypatch.setenv("FAKE_STATEFULSETS", json.dumps([b.workload for b in model.brokers]))
+    workloads = [(b.workload, labels.BROKER) for b in model.brokers]
+    workloads += [(q.workload, labels.CONTROLLER) for q in model.quorum if q not in model.brokers]
+    monkeypatch.setenv("FAKE_STATEFULSETS", json.dumps(workloads))
     monkeypatch.setenv("FAKE_COUNTS", json.dumps(answers))
     monkeypatch.setenv("FAKE_METRIC", metrics.PARTITION_COUNT)
     monkeypatch.setenv("FAKE_LOG", str(log))

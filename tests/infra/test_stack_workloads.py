@@ -27,7 +27,7 @@ print(json.dumps({"items": json.loads(os.environ["FAKE_ITEMS"])}))
 
 def ask(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, items: list[Any] | None
-) -> tuple[dict[str, Any] | None, list[str]]:
+) -> tuple[dict[str, Any] | str, list[str]]:
     stand_in_kubectl(tmp_path, monkeypatch, FAKE_KUBECTL)
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_LOG", str(log))
@@ -54,4 +54,5 @@ def test_the_stacks_statefulsets_are_asked_by_its_labels(
 
 
 def test_no_answer_is_not_an_empty_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ask(tmp_path, monkeypatch, None)[0] is None
+    answer = ask(tmp_path, monkeypatch, None)[0]
+    assert isinstance(answer, str) and "connection to the server" in answer
