@@ -20,6 +20,8 @@ import yaml
 
 from infra.config import load_stack
 from infra.config_base import NAMESPACE
+from infra.localcluster.control_plane import LocalClusterError
+from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.pod_client import PodClient
 from infra.localcluster.provision import Provisioned, local_engine, provision
@@ -47,9 +49,14 @@ class DeployedStack:
         source: Path,
         workdir: Path,
         quorum: Quorum = "combined",
+        second_network: bool = False,
     ) -> None:
         self.nodes = nodes
         self.quorum = quorum
+        if second_network and not nodes.multus:
+            raise LocalClusterError("a second network needs real nodes that run Multus")
+        # `network.mode: dual` on the nodes' replication bridge.
+        self.replication_bridge = replication_bridge(nodes.kube.name) if second_network else None
         self.kube = nodes.kube
         self.source = source
         self.workdir = workdir
@@ -99,7 +106,9 @@ class DeployedStack:
         if self.config is not None:  # an earlier deployment, on nodes that are gone
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         shutil.rmtree(self.workdir, ignore_errors=True)
-        write_real_node_stack(self.source, self.stack_file, quorum=self.quorum)
+        write_real_node_stack(
+            self.source, self.stack_file, self.replication_bridge, quorum=self.quorum
+        )
         self.config = load_stack(self.stack_file.parent, "local")
         started = time.monotonic()
         self.provisioned = self._up()

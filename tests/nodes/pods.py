@@ -57,3 +57,13 @@ def phase(nodes: RealNodes, name: str) -> str:
 
 def name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+# What Multus writes on each pod it attached: every interface, its network and addresses.
+NETWORK_STATUS = "k8s.v1.cni.cncf.io/network-status"
+
+
+def second_network_addresses(pod: dict[str, Any], interface: str) -> list[list[str]]:
+    """The addresses Multus reports for `interface` of `pod` (one list per attachment)."""
+    status = json.loads(pod["metadata"]["annotations"][NETWORK_STATUS])
+    return [s["ips"] for s in status if s.get("interface") == interface]

@@ -2,7 +2,12 @@
 through `pulumi up`, under an acks=all load, restarts the controllers first, one at a time with
 the active controller (asked of the running cluster by the program) last, then the brokers one
 at a time, each only once the previous pod is Ready through its own probes; no partition falls
-below min.insync.replicas and no acknowledged record is lost."""
+below min.insync.replicas and no acknowledged record is lost.
+
+The stack runs in `network.mode: dual` (the on-prem shape: a second network through Multus, a
+subnet per zone), where controllers listen only on the second network: each is attached at its
+planned address, listens there, and turns Ready through its own probe (the finding was that
+dual-mode controllers never did: their probe dialled the pod network)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,9 @@ from infra.localcluster.disruptions import every_node_cpu, rolling_change, start
 from infra.localcluster.isr_watch import below, min_isr_seen
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
-from infra.model import labels
+from infra.model import labels, networks
+from infra.model.probes import listening_command
+from tests.nodes.pods import second_network_addresses
 
 
 def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
@@ -25,7 +32,11 @@ def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
     # Brokers and controllers never share a node: one node more per controller.
     added = real_nodes.add(CONTROLLERS)
     stack = DeployedStack(
-        real_nodes, repo_root / "stacks" / "Pulumi.local.yaml", tmp_path, quorum="dedicated"
+        real_nodes,
+        repo_root / "stacks" / "Pulumi.local.yaml",
+        tmp_path,
+        quorum="dedicated",
+        second_network=True,
     )
     try:
         stack.ensure()
@@ -43,6 +54,17 @@ def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
             f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes in "
             f"{time.monotonic() - started:.0f} s (pulumi up {stack.deploy_seconds:.0f} s)"
         )
+        assert model.config.network.mode == "dual"
+        for node in model.quorum:
+            pod = next(p for p in pods if p["metadata"]["name"] == model.names.pod(node.workload))
+            assert node.replication_ip is not None
+            attached = second_network_addresses(pod, networks.SECOND_INTERFACE)
+            assert attached == [[node.replication_ip]], pod["metadata"]["annotations"]
+            listening = listening_command(node.replication_ip, model.ports.controller)
+            stack.kube.kubectl(
+                "exec", "-n", stack.namespace, pod["metadata"]["name"], "-c", "kafka", "--",
+                *listening,
+            )  # fmt: skip
         active = stack.client().quorum_leader()
         assert active in controllers.values(), f"the quorum names no controller: {active}"
 

@@ -8,7 +8,6 @@ network's."""
 from __future__ import annotations
 
 import base64
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,9 @@ from infra.model.paths import KAFKA_BIN
 from infra.model.probes import listening_command
 from infra.model.storage import storage_class_names
 from infra.stack_config import StackConfig
+from tests.nodes.pods import second_network_addresses
 
 POD_INTERFACE = "eth0"
-# What Multus writes on each pod it attached: every interface, its network and addresses.
-STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status"
 RECORDS = 20_000
 RECORD_BYTES = 1_000
 TOPIC = "second-network-load"
@@ -139,9 +137,8 @@ def _dual_network_proof(
         name = pod["metadata"]["name"]
         broker_pods[broker.node_id] = name
         # Multus's own account of the attachment, then the kernel's inside the pod.
-        status = json.loads(pod["metadata"]["annotations"][STATUS_ANNOTATION])
-        second = [s for s in status if s.get("interface") == networks.SECOND_INTERFACE]
-        assert [s["ips"] for s in second] == [[broker.replication_ip]], status
+        attached = second_network_addresses(pod, networks.SECOND_INTERFACE)
+        assert attached == [[broker.replication_ip]], pod["metadata"]["annotations"]
         for port in (model.ports.replication, model.ports.controller):
             assert broker.replication_ip is not None
             _exec(real_nodes, ns, name, *listening_command(broker.replication_ip, port))
