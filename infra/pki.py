@@ -113,8 +113,14 @@ def secret_data(
     and `tls-combined.pem` when the Certificate asks for the CombinedPEM output format."""
     data = {"tls.crt": cert_pem, "tls.key": key_pem, "ca.crt": authority.pem}
     if combined:
-        data[COMBINED_PEM] = key_pem + cert_pem
+        data[COMBINED_PEM] = combined_pem(key_pem, cert_pem)
     return data
+
+
+def combined_pem(key_pem: bytes, cert_pem: bytes) -> bytes:
+    """The CombinedPEM output as cert-manager joins it (OutputFormatCombinedPEM): the key, a
+    newline, the chain. tests/cluster/test_cert_manager.py holds it to the real one."""
+    return key_pem + b"\n" + cert_pem
 
 
 def asks_combined_pem(spec: dict[str, object]) -> bool:

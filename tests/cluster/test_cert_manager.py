@@ -17,7 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from infra import render
+from infra import pki, render
 from infra.config import load_stack
 from infra.localcluster import cert_manager
 from infra.localcluster.control_plane import LocalKubernetes
@@ -86,8 +86,9 @@ def test_cert_manager_issues_the_chain_and_the_node_certificate_brokers_read(
     data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
     assert set(data) == {"tls.crt", "tls.key", "ca.crt", "tls-combined.pem"}
     assert data["tls.key"].startswith(b"-----BEGIN PRIVATE KEY-----")  # PKCS#8, unencrypted
-    # CombinedPEM, as the node's Certificate asks: the key, then the chain (Kafka's keystore).
-    assert data["tls-combined.pem"] == data["tls.key"] + data["tls.crt"]
+    # CombinedPEM, as the node's Certificate asks: the key, then the chain (Kafka's keystore),
+    # joined as the kafka tier's stand-in for cert-manager joins them.
+    assert data["tls-combined.pem"] == pki.combined_pem(data["tls.key"], data["tls.crt"])
     cert = x509.load_pem_x509_certificate(data["tls.crt"])
     lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
     spec = node_certificate["spec"]
