@@ -1,6 +1,7 @@
-"""X.509 issuance for the stand-ins of cert-manager: the verify harness's throwaway CA and the
-local cluster's issuer. One CA shape and one leaf shape, so both issue what the stack's
-`Certificate`s ask for (names, addresses, usages) the same way."""
+"""X.509 issuance for the kafka tier's stand-in for cert-manager (the verify harness's throwaway
+CA, infra/verify/certificates.py): it issues what the stack's `Certificate`s ask for (names,
+addresses, usages) and writes their Secrets' files as cert-manager does. The local clusters run
+cert-manager itself (infra/localcluster/cert_manager.py)."""
 
 from __future__ import annotations
 
@@ -48,12 +49,6 @@ class Authority:
     @property
     def key_pem(self) -> bytes:
         return pem_key(self.key)
-
-    @classmethod
-    def load(cls, cert_pem: bytes, key_pem: bytes) -> Authority:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-        assert isinstance(key, ec.EllipticCurvePrivateKey)
-        return cls(key, x509.load_pem_x509_certificate(cert_pem))
 
 
 def new_authority(name: str, validity: datetime.timedelta) -> Authority:

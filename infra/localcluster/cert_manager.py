@@ -12,11 +12,13 @@ renew at once when asked the way `cmctl renew` asks (`renew` below).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from infra.localcluster.control_plane import LocalKubernetes
 
 BINARY = "cert-manager-controller"
+CERTIFICATES = "certificates.cert-manager.io"
 # ClusterIssuers keep their Secrets here (the stacks use namespaced Issuers).
 RESOURCE_NAMESPACE = "kube-system"
 
@@ -70,38 +73,72 @@ def _kubeconfig_flag(kube: LocalKubernetes) -> str:
     return f"--kubeconfig={kube.kubeconfig}"
 
 
-def ensure_running(kube: LocalKubernetes) -> None:
-    """Start the controllers for `kube` unless they run. They outlive the caller, like the
-    control plane's processes, until `stop`."""
-    if _running_pid(kube) is not None:
-        return
+@contextlib.contextmanager
+def _alone(kube: LocalKubernetes) -> Iterator[None]:
+    """One start or stop of this cluster's controllers at a time: two `up()`s at once would
+    otherwise start two controllers, which (no leader election here) would both issue."""
+    with (kube.workdir / "cert-manager.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
+def ensure_running(kube: LocalKubernetes, timeout: float = 60) -> None:
+    """Start the controllers for `kube` unless they run, and wait until they do (main.go says
+    so once every controller is built and the informers started). They outlive the caller,
+    like the control plane's processes, until `stop`."""
     try:
         binary = toolchain.binary(BINARY)
     except toolchain.ToolchainError as err:
         raise CertManagerError(f"{err} (scripts/toolchain/build-cert-manager.sh)") from None
-    argv = [
-        binary,
-        _kubeconfig_flag(kube),
-        f"--cluster-resource-namespace={RESOURCE_NAMESPACE}",
-    ]
-    with log_file(kube).open("ab") as log:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
-    _pid_file(kube).write_text(str(proc.pid))
+    argv = [binary, _kubeconfig_flag(kube), f"--cluster-resource-namespace={RESOURCE_NAMESPACE}"]
+    with _alone(kube):
+        if _running_pid(kube) is not None:
+            return
+        log = log_file(kube)
+        offset = log.stat().st_size if log.exists() else 0
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+            )
+        _pid_file(kube).write_text(str(proc.pid))
+        deadline = time.monotonic() + timeout
+        while RUNNING not in _read_from(log, offset):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise CertManagerError(
+                    f"cert-manager's controllers did not start (exit {proc.poll()}): "
+                    f"{_read_from(log, offset)[-1500:].decode(errors='replace')}"
+                )
+            time.sleep(0.2)
+
+
+# What main.go prints once its controllers run.
+RUNNING = b": running ["
+
+
+def _read_from(log: Path, offset: int) -> bytes:
+    with log.open("rb") as text:
+        text.seek(offset)
+        return text.read()
 
 
 def stop(kube: LocalKubernetes, grace: float = 10) -> None:
     """Stop this cluster's controllers (SIGTERM, then SIGKILL after `grace` seconds)."""
-    pid = _running_pid(kube)
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    _pid_file(kube).unlink(missing_ok=True)
+    if not kube.workdir.is_dir():
+        return
+    with _alone(kube):
+        pid = _running_pid(kube)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            # Only while the number still names this cluster's controller (not a reused pid).
+            if _alive(pid) and _running_pid(kube) == pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        _pid_file(kube).unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -113,8 +150,7 @@ def _alive(pid: int) -> bool:
 
 
 def _certificates(kube: LocalKubernetes, namespace: str) -> dict[str, dict[str, Any]]:
-    reply = kube.kubectl("get", "certificates.cert-manager.io", "-n", namespace, "-o", "json")
-    return {c["metadata"]["name"]: c for c in json.loads(reply.stdout)["items"]}
+    return {c["metadata"]["name"]: c for c in kube.objects(CERTIFICATES, namespace)}
 
 
 def ready(certificate: dict[str, Any]) -> bool:
@@ -148,27 +184,11 @@ def wait_ready(
 def renew(kube: LocalKubernetes, namespace: str, names: list[str], timeout: float = 120) -> None:
     """Renew the named Certificates now, as `cmctl renew` asks cert-manager to (an `Issuing`
     condition on the Certificate's status), and wait until each was issued anew (its revision
-    grew and it is Ready): a new key and certificate in its Secret."""
-    before = wait_ready(kube, namespace, names, timeout)
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    current = _certificates(kube, namespace)
-    for name in names:
-        certificate = current[name]
-        issuing = {
-            "type": "Issuing",
-            "status": "True",
-            "reason": "ManuallyTriggered",
-            "message": "Certificate re-issuance manually triggered",
-            "lastTransitionTime": now,
-            "observedGeneration": certificate["metadata"]["generation"],
-        }
-        conditions = [*certificate["status"].get("conditions", []), issuing]
-        kube.kubectl(
-            "patch", "certificates.cert-manager.io", name, "-n", namespace,
-            "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": {"conditions": conditions}}),
-        )  # fmt: skip
+    grew and it is Ready): a new key and certificate in its Secret. `timeout` covers it all."""
     deadline = time.monotonic() + timeout
+    before = wait_ready(kube, namespace, names, timeout)
+    for name in names:
+        _ask_renewal(kube, namespace, name)
     while True:
         after = wait_ready(kube, namespace, names, max(deadline - time.monotonic(), 1))
         if all(after[n] > before[n] for n in names):
@@ -179,3 +199,37 @@ def renew(kube: LocalKubernetes, namespace: str, names: list[str], timeout: floa
                 f"{timeout:.0f} s (namespace {namespace}); its log: {log_file(kube)}"
             )
         time.sleep(0.5)
+
+
+def _ask_renewal(kube: LocalKubernetes, namespace: str, name: str, attempts: int = 5) -> None:
+    """Set `Issuing=True` on the Certificate's status as cmctl does: in place of an `Issuing`
+    condition already there (the conditions are a list keyed by type), nothing if it is already
+    issuing (the new revision comes anyway). The patch names the resourceVersion it read, so a
+    controller's concurrent update is not overwritten: on a conflict it reads and tries again."""
+    for _ in range(attempts):
+        reply = kube.kubectl("get", CERTIFICATES, name, "-n", namespace, "-o", "json")
+        certificate = json.loads(reply.stdout)
+        conditions = certificate.get("status", {}).get("conditions", [])
+        if any(c["type"] == "Issuing" and c["status"] == "True" for c in conditions):
+            return
+        issuing = {
+            "type": "Issuing",
+            "status": "True",
+            "reason": "ManuallyTriggered",
+            "message": "Certificate re-issuance manually triggered",
+            "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "observedGeneration": certificate["metadata"]["generation"],
+        }
+        patch = {
+            "metadata": {"resourceVersion": certificate["metadata"]["resourceVersion"]},
+            "status": {"conditions": [*(c for c in conditions if c["type"] != "Issuing"), issuing]},
+        }
+        result = kube.kubectl(
+            "patch", CERTIFICATES, name, "-n", namespace, "--subresource=status",
+            "--type=merge", "-p", json.dumps(patch), check=False,
+        )  # fmt: skip
+        if result.returncode == 0:
+            return
+        if "the object has been modified" not in result.stderr:
+            raise CertManagerError(f"asking cert-manager to renew {name}: {result.stderr}")
+    raise CertManagerError(f"asking cert-manager to renew {name}: {attempts} conflicts in a row")

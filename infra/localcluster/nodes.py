@@ -225,7 +225,7 @@ class RealNodes:
         # Unpacking the images is most of a node's start (about 15 s each for Kafka's): every
         # node's at once, in threads that only run `ctr` (the processes above and below are
         # started from this thread alone: their cgroup step runs between fork and exec).
-        with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
             list(pool.map(lambda node: self._import(node, ordered), nodes))
         for node in nodes:
             argv = kubelet_args(node, binaries["kubelet"], self.kube.kubeconfig)
@@ -291,7 +291,7 @@ class RealNodes:
 
     def import_images(self, wanted: Sequence[images.Image]) -> None:
         """Import more images into every running node's containerd (a test that needs them)."""
-        with ThreadPoolExecutor(max_workers=len(self.specs)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, len(self.specs))) as pool:
             list(pool.map(lambda node: self._import(node, wanted), self.specs))
 
     def add(

@@ -2,11 +2,12 @@
 # cert-manager for the real nodes: its controllers, started by our small main package
 # (scripts/toolchain/cert-manager-controller: the proxy refuses the module of cert-manager's own
 # binary, cmd/controller, and serves the module that holds the controllers), and its published
-# CustomResourceDefinitions, which the local clusters install in place of stand-ins.
+# CustomResourceDefinitions, which every local cluster installs.
 source "$(dirname "$0")/lib.sh"
 main_dir="$HERE/cert-manager-controller"
-# The stamp follows the main package's content too: a change to it rebuilds.
-want="$CERT_MANAGER_VERSION $(cat "$main_dir"/*.go | sha256sum | cut -c1-16)"
+# The stamp follows the main package and the committed pins too: a change to either rebuilds.
+want="$CERT_MANAGER_VERSION $(cat "$main_dir"/*.go "$PINS"/cert-manager/go.* 2>/dev/null \
+  | sha256sum | cut -c1-16)"
 crds="$CACHE/cert-manager/$CERT_MANAGER_VERSION/crds"
 is_built cert-manager "$want" && [ -x "$BIN/cert-manager-controller" ] \
   && [ -f "$crds/cert-manager.io_certificates.yaml" ] && exit 0
@@ -20,7 +21,9 @@ if ! pinned cert-manager; then
 fi
 # Static, without symbol tables: a host process of the local cluster, like its control plane.
 CGO_ENABLED=0 gobuild -ldflags "-s -w" -o "$BIN/cert-manager-controller" .
-[[ "$("$BIN/cert-manager-controller" -version)" == "$CERT_MANAGER_VERSION" ]]
+built="$("$BIN/cert-manager-controller" -version)"
+[[ "$built" == "$CERT_MANAGER_VERSION" ]] || {
+  log "built cert-manager $built, pinned $CERT_MANAGER_VERSION: repin (KAFKASTACK_REPIN=1)"; exit 1; }
 # The CRDs as the module publishes them (deploy/crds, generated from its API types).
 rm -rf "$crds"; mkdir -p "$crds"
 cp "$(module_dir "$mod@$CERT_MANAGER_VERSION")"/deploy/crds/cert-manager.io_*.yaml "$crds/"

@@ -53,8 +53,12 @@ var enabled = []string{
 	crselfsigned.CRControllerName,
 }
 
-// cert-manager's default number of workers per controller.
-const workers = 5
+// cert-manager's defaults: workers per controller, and its API client's rate limits.
+const (
+	workers  = 5
+	apiQPS   = 20
+	apiBurst = 50
+)
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "the cluster's kubeconfig")
@@ -77,8 +81,10 @@ func main() {
 func run(rootCtx context.Context, kubeconfig, resourceNamespace string) error {
 	rootCtx = logf.NewContext(rootCtx, logf.Log, "controller")
 	factory, err := controller.NewContextFactory(rootCtx, controller.ContextOptions{
-		Kubeconfig:    kubeconfig,
-		IssuerOptions: controller.IssuerOptions{ClusterResourceNamespace: resourceNamespace},
+		Kubeconfig:         kubeconfig,
+		KubernetesAPIQPS:   apiQPS,
+		KubernetesAPIBurst: apiBurst,
+		IssuerOptions:      controller.IssuerOptions{ClusterResourceNamespace: resourceNamespace},
 	})
 	if err != nil {
 		return err
