@@ -12,7 +12,6 @@ renew at once when asked the way `cmctl renew` asks (`renew` below).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra import toolchain
+from infra.localcluster import host
 
 if TYPE_CHECKING:
     from infra.localcluster.control_plane import LocalKubernetes
@@ -77,8 +77,7 @@ def _kubeconfig_flag(kube: LocalKubernetes) -> str:
 def _alone(kube: LocalKubernetes) -> Iterator[None]:
     """One start or stop of this cluster's controllers at a time: two `up()`s at once would
     otherwise start two controllers, which (no leader election here) would both issue."""
-    with (kube.workdir / "cert-manager.lock").open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    with host.exclusive(kube.workdir / "cert-manager.lock"):
         yield
 
 

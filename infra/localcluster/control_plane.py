@@ -8,7 +8,6 @@ rendered affinity rules and binds the rendered claims to node-local volumes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -77,10 +76,7 @@ def _creating_alone() -> Iterator[None]:
     (32761-32766 first) by what is free when it starts, so two creations at once (two test
     lanes, or a bench beside the suite) pick the same ports and one cluster never works. Once a
     cluster runs, its processes hold its ports and the next creation picks others."""
-    lock = toolchain.cache_dir() / "local-cluster" / ".create.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
+    with host.exclusive(toolchain.cache_dir() / "local-cluster" / ".create.lock"):
         yield
 
 

@@ -10,11 +10,13 @@ under the node's folder, and the node's bridge by its name.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from infra import toolchain
@@ -27,6 +29,16 @@ CNI_CACHE = Path("/var/lib/cni/results")
 
 class HostError(RuntimeError):
     """A host resource could not be set up; the message says what to do."""
+
+
+@contextlib.contextmanager
+def exclusive(lock: Path) -> Iterator[None]:
+    """The block runs while no other process on this machine holds `lock` (flock on the file,
+    released with it, also when the holder dies)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def cgroup_hierarchies() -> list[Path]:
