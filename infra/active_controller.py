@@ -13,6 +13,11 @@ changes (not produce or fetch) wait.
 The same answers say whether the quorum already runs: combined brokers (the voters themselves)
 cannot be created one by one — the first would wait for a majority that is not there yet — but
 once every voter answers, a change can and must restart them one at a time.
+
+Voters a change adds (more `quorum.nodes`, or more combined brokers) have no pod yet: only the
+voters whose StatefulSets exist are asked. Asking all of them made a growing quorum look
+unknown, and its roll restarted the active controller in node order, not last (found on real
+nodes, tests/nodes/test_dedicated_controllers.py).
 """
 
 from __future__ import annotations
@@ -38,17 +43,31 @@ class RunningQuorum:
     active: int | None = None
 
 
-def read_running_quorum(config: StackConfig) -> RunningQuorum:
-    """Ask every KRaft voter's pod; nothing is known unless all of them answer."""
+def read_running_quorum(
+    config: StackConfig, existing: frozenset[str] | None = None
+) -> RunningQuorum:
+    """Ask every KRaft voter's pod; nothing is known unless all of them answer.
+
+    `existing`: the stack's StatefulSets the cluster holds (infra/stack_workloads.py), when it
+    said. A voter declared but not among them is one this change creates (more voters): it has
+    no pod to ask, and the voters that run are asked without it. Then they must also have a
+    leader to count as running: voters still to be created join a quorum that works (a first
+    `pulumi up` that stopped half-way left voters that never formed one, and chaining the rest
+    behind them would wait forever)."""
     if config.quorum.kind != "kraft" or config.skip_await:
         return RunningQuorum()
     model = ClusterModel.from_config(config)
+    voters = [v for v in model.voters if existing is None or v.workload in existing]
+    if not voters:
+        return RunningQuorum()
     active = None
-    for node in model.voters:
+    for node in voters:
         count = _active_count(config.namespace, model.names.pod(node.workload), model.ports.metrics)
         if count is None:
             return RunningQuorum()  # one voter does not answer: not a state to reorder on
         if count == 1:
             active = node.node_id
+    if len(voters) < len(model.voters) and active is None:
+        return RunningQuorum()
     # Combined voters are brokers: their order is the brokers' node order, none goes last.
     return RunningQuorum(running=True, active=None if config.quorum.combined else active)

@@ -38,13 +38,14 @@ def provision(
         # fewer KRaft voters only once the ones that go have left the voter set.
         check_broker_removal(config, listing)
         check_voter_removal(config)
-    running = RunningQuorum() if rendering else read_running_quorum(config)
     workloads = listing if isinstance(listing, dict) else None
+    existing = None if workloads is None else frozenset(workloads)
+    running = RunningQuorum() if rendering else read_running_quorum(config, existing)
     model = ClusterModel.from_config(
         config,
         active_controller=running.active,
         quorum_running=running.running,
-        existing_workloads=None if workloads is None else frozenset(workloads),
+        existing_workloads=existing,
         certificate_restarts=certificate_restarts(config, workloads),
     )
     cluster = KafkaCluster(config.cluster_name, model, secrets)

@@ -92,6 +92,47 @@ def test_combined_voters_that_all_answer_make_a_running_quorum(
     assert read_running_quorum(config) == RunningQuorum()
 
 
+def test_a_growing_quorum_asks_the_voters_that_exist_and_finds_the_active_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3 → 5 controllers: the two new ones have no pod yet. Asking them too made the quorum
+    look unknown, so the roll restarted the active controller in node order (real nodes)."""
+    config = config_of(quorum={"kind": "kraft", "nodes": 5})
+    model = ClusterModel.from_config(config)
+    controllers = pods(config)
+    running = controllers[:3]
+    active_id, active_pod = running[2]
+    answers = {
+        pod: [metrics.ACTIVE_CONTROLLER, "1.0" if pod == active_pod else "0.0"]
+        for _, pod in running
+    }
+    log = fake_kubectl(tmp_path, monkeypatch, answers)
+    existing = frozenset(
+        [*(n.workload for n in model.quorum[:3]), *(n.workload for n in model.brokers)]
+    )
+    assert read_running_quorum(config, existing) == RunningQuorum(running=True, active=active_id)
+    asked = {json.loads(line)[3] for line in log.read_text().splitlines()}
+    assert asked == {pod for _, pod in running}
+
+
+def test_voters_left_half_created_without_a_leader_are_not_a_running_quorum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first `pulumi up` that stopped after one combined voter: chaining the others behind it
+    would wait forever for a majority; none exists, none is known to lead."""
+    config = config_of("dev", quorum={"combined": True})
+    model = ClusterModel.from_config(config)
+    first = model.voters[0]
+    fake_kubectl(
+        tmp_path, monkeypatch, {model.names.pod(first.workload): [metrics.ACTIVE_CONTROLLER, "0.0"]}
+    )
+    assert read_running_quorum(config, frozenset([first.workload])) == RunningQuorum()
+    # Nothing created yet: nobody to ask.
+    log = fake_kubectl(tmp_path / "none", monkeypatch, {})
+    assert read_running_quorum(config, frozenset()) == RunningQuorum()
+    assert not log.exists()
+
+
 def test_not_asked_on_kwok_or_for_zookeeper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
