@@ -20,6 +20,7 @@ import yaml
 
 from infra.config import load_stack
 from infra.config_base import NAMESPACE
+from infra.engine import Preview
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
@@ -123,6 +124,19 @@ class DeployedStack:
 
     def change(self, edit: Callable[[dict[str, Any]], None]) -> Provisioned:
         """Apply `edit` to the variant's `kafkastack:` values and `pulumi up` the result."""
+        self.edit(edit)
+        return self._up()
+
+    def preview(self) -> Preview:
+        """`pulumi preview` of the stack file as it is now (what a pull request runs)."""
+        assert self.config is not None, "deploy first (ensure())"
+        engine = local_engine(self.kube, self.workdir / "state")
+        engine.select(self.config.environment, self.stack_file)
+        return engine.preview(self.config.environment)
+
+    def edit(self, edit: Callable[[dict[str, Any]], None]) -> None:
+        """Apply `edit` to the variant's `kafkastack:` values in its stack file, as a user edits
+        theirs; nothing reaches the cluster until `change` (or a `pulumi up`)."""
         document = yaml.safe_load(self.stack_file.read_text(encoding="utf-8"))
         prefix = f"{NAMESPACE}:"
         values = {
@@ -134,7 +148,6 @@ class DeployedStack:
         document["config"].update({f"{prefix}{k}": v for k, v in values.items()})
         self.stack_file.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
         self.config = load_stack(self.stack_file.parent, "local")
-        return self._up()
 
     def pods(self, component: str | None = None) -> list[dict[str, Any]]:
         """The stack's serving pods (a Job's pods, which run to completion, are `job_pods`)."""

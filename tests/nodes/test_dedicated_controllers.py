@@ -1,8 +1,16 @@
-"""KRaft controllers of their own on real nodes, as prod runs them: a change of every Kafka pod
-through `pulumi up`, under an acks=all load, restarts the controllers first, one at a time with
-the active controller (asked of the running cluster by the program) last, then the brokers one
-at a time, each only once the previous pod is Ready through its own probes; no partition falls
-below min.insync.replicas and no acknowledged record is lost.
+"""KRaft controllers of their own on real nodes, as prod runs them, and a change of their number
+through `pulumi up` under an acks=all load.
+
+Changing `quorum.nodes` changes every Kafka pod (the controllers' addresses are in every node's
+properties), so it is also the roll proof: the controllers restart first, one at a time with the
+active controller (asked of the running cluster by the program) last, then the brokers one at a
+time, each only once the previous pod is Ready through its own probes; no partition falls below
+min.insync.replicas and no acknowledged record is lost.
+
+The voter set changes through the dynamic quorum (KIP-853), one voter at a time: 3 → 5 creates
+two controllers, each made a voter by its own `quorum-membership` container; 5 → 3 is refused by
+`pulumi preview` while the two that go are voters, until `kafkastack remove-voters` takes them
+out; then `pulumi up` deletes them and the three voters that stayed kept their directories.
 
 The stack runs in `network.mode: dual` (the on-prem shape: a second network through Multus, a
 subnet per zone), where controllers listen only on the second network: each is attached at its
@@ -11,25 +19,103 @@ dual-mode controllers never did: their probe dialled the pod network)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.disruptions import every_node_cpu, rolling_change, started_and_ready
+from infra.localcluster.disruptions import (
+    LOAD_RECORDS_PER_S,
+    Load,
+    Roll,
+    quorum_nodes,
+    read_back,
+    rolling_change,
+    started_and_ready,
+)
 from infra.localcluster.isr_watch import below, min_isr_seen
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
 from infra.model import labels, networks
 from infra.model.probes import listening_command
+from infra.voter_removal import RunningQuorum, kubectl_exec
 from tests.nodes.pods import second_network_addresses
 
+# The grown quorum: a second voter in two of the three zones.
+GROWN = CONTROLLERS + 2
 
-def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
-    released_nodes: RealNodes, repo_root: Path, tmp_path: Path
+
+def voters(stack: DeployedStack) -> dict[int, str]:
+    """Voter id → directory id, as a voter pod's quorum-membership container reads them."""
+    return RunningQuorum(stack.model, kubectl_exec(stack.namespace)).voters()
+
+
+def assert_one_at_a_time_within_min_isr(stack: DeployedStack, roll: Roll) -> int:
+    """Each restarted pod began only once the one before it was Ready, the ISR watcher saw no
+    partition below min.insync.replicas, and every acknowledged record came back; the minimum
+    ISR seen."""
+    for (_, _, ready), (name, begun, _) in zip(roll.restarts, roll.restarts[1:], strict=False):
+        assert begun >= ready, f"{name} started before the previous pod was Ready: {roll.restarts}"
+    min_isr = stack.model.config.min_insync_replicas
+    seen = min_isr_seen(roll.samples)
+    assert len(roll.samples) >= 3, "the ISR watcher took too few samples to judge the roll"
+    assert seen >= min_isr, f"fell to {seen} in sync: {below(roll.samples, min_isr)[:10]}"
+    assert roll.load.acked and roll.load.lost == [] and roll.load.disorder == []
+    return seen
+
+
+def assert_dual_mode_controllers(stack: DeployedStack) -> None:
+    """Each controller attached to the second network at its planned address, listening there."""
+    model = stack.model
+    assert model.config.network.mode == "dual"
+    pods = {p["metadata"]["name"]: p for p in stack.pods(labels.CONTROLLER)}
+    for node in model.quorum:
+        pod = pods[model.names.pod(node.workload)]
+        assert node.replication_ip is not None
+        attached = second_network_addresses(pod, networks.SECOND_INTERFACE)
+        assert attached == [[node.replication_ip]], pod["metadata"]["annotations"]
+        listening = listening_command(node.replication_ip, model.ports.controller)
+        stack.kube.kubectl(
+            "exec", "-n", stack.namespace, pod["metadata"]["name"], "-c", "kafka", "--",
+            *listening,
+        )  # fmt: skip
+
+
+def remove_voters(
+    stack: DeployedStack, topic: str
+) -> tuple[subprocess.CompletedProcess[str], Load]:
+    """`kafkastack remove-voters --stack local` with the variant's stack file, as an operator
+    runs it against this cluster, under an acks=all load on `topic`."""
+    command = Path(sys.executable).parent / "kafkastack"
+    stacks = stack.stack_file.parent
+    client = stack.client()
+    run = f"{topic}-leave-load"
+    client.start_producer(run, topic, LOAD_RECORDS_PER_S)
+    try:
+        done = subprocess.run(
+            [str(command), "remove-voters", "--stack", "local", "--stacks-dir", str(stacks)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KUBECONFIG": str(stack.kube.kubeconfig)},
+            timeout=900,
+            check=False,
+        )
+    finally:
+        acked, errors = client.stop_producer(run)
+    return done, read_back(client, topic, acked, errors)
+
+
+def test_controllers_roll_first_the_active_last_and_voters_join_and_leave_one_at_a_time(
+    released_nodes: RealNodes, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_nodes = released_nodes
     started = time.monotonic()
-    # Brokers and controllers never share a node: one node more per controller.
+    # Brokers and controllers never share a node: one node more per controller, and two for
+    # the grown quorum (zones in turn: the two zones that get a second voter).
     added = real_nodes.add(CONTROLLERS)
     stack = DeployedStack(
         real_nodes,
@@ -38,11 +124,13 @@ def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
         quorum="dedicated",
         second_network=True,
     )
+    monkeypatch.setenv("KUBECONFIG", str(stack.kube.kubeconfig))
     try:
         stack.ensure()
-        model = stack.model
-        controllers = {model.names.pod(n.workload): n.node_id for n in model.quorum}
-        brokers = {model.names.pod(n.workload) for n in model.brokers}
+        print(
+            f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes in "
+            f"{time.monotonic() - started:.0f} s (pulumi up {stack.deploy_seconds:.0f} s)"
+        )
         pods = stack.pods(labels.CONTROLLER) + stack.pods(labels.BROKER)
         assert len({p["spec"]["nodeName"] for p in pods}) == CONTROLLERS + BROKERS
         # The first `pulumi up` created each role's nodes at once (nothing ran to protect):
@@ -50,43 +138,68 @@ def test_a_change_rolls_controllers_one_at_a_time_the_active_last_then_brokers(
         for component in (labels.CONTROLLER, labels.BROKER):
             times = [started_and_ready(p) for p in stack.pods(component)]
             assert max(s for s, _ in times) < min(r for _, r in times), (component, times)
-        print(
-            f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes in "
-            f"{time.monotonic() - started:.0f} s (pulumi up {stack.deploy_seconds:.0f} s)"
-        )
-        assert model.config.network.mode == "dual"
-        for node in model.quorum:
-            pod = next(p for p in pods if p["metadata"]["name"] == model.names.pod(node.workload))
-            assert node.replication_ip is not None
-            attached = second_network_addresses(pod, networks.SECOND_INTERFACE)
-            assert attached == [[node.replication_ip]], pod["metadata"]["annotations"]
-            listening = listening_command(node.replication_ip, model.ports.controller)
-            stack.kube.kubectl(
-                "exec", "-n", stack.namespace, pod["metadata"]["name"], "-c", "kafka", "--",
-                *listening,
-            )  # fmt: skip
+        assert_dual_mode_controllers(stack)
+        before = voters(stack)
+        assert sorted(before) == [n.node_id for n in stack.model.quorum]
         active = stack.client().quorum_leader()
-        assert active in controllers.values(), f"the quorum names no controller: {active}"
+        assert active in before, f"the quorum names no controller: {active}"
+        added += real_nodes.add(GROWN - CONTROLLERS)
 
-        roll = rolling_change(stack, "proof-controllers-roll", every_node_cpu)
+        grow = rolling_change(stack, "proof-voters-grow", quorum_nodes(GROWN))
 
-        order = [name for name, _, _ in roll.restarts]
-        assert sorted(order) == sorted([*controllers, *brokers]), roll.restarts
-        assert set(order[:CONTROLLERS]) == set(controllers), f"brokers before controllers: {order}"
-        assert controllers[order[CONTROLLERS - 1]] == active, (
+        model = stack.model
+        controllers = {model.names.pod(n.workload): n.node_id for n in model.quorum}
+        brokers = {model.names.pod(n.workload) for n in model.brokers}
+        order = [name for name, _, _ in grow.restarts]
+        assert sorted(order) == sorted([*controllers, *brokers]), grow.restarts
+        assert set(order[:GROWN]) == set(controllers), f"brokers before controllers: {order}"
+        assert controllers[order[GROWN - 1]] == active, (
             f"the active controller {active} did not restart last of the controllers: {order}"
         )
-        for (_, _, ready), (name, begun, _) in zip(roll.restarts, roll.restarts[1:], strict=False):
-            assert begun >= ready, f"{name} started before the previous pod was Ready"
-        min_isr = model.config.min_insync_replicas
-        seen = min_isr_seen(roll.samples)
-        assert len(roll.samples) >= 3, "the ISR watcher took too few samples to judge the roll"
-        assert seen >= min_isr, f"fell to {seen} in sync: {below(roll.samples, min_isr)[:10]}"
-        assert roll.load.acked and roll.load.lost == [] and roll.load.disorder == []
+        grow_isr = assert_one_at_a_time_within_min_isr(stack, grow)
+        grown = voters(stack)
+        new_ids = sorted(set(controllers.values()) - set(before))
+        assert sorted(grown) == sorted(controllers.values()), grown
+        assert {i: grown[i] for i in before} == before  # the voters kept their directories
+        assert_dual_mode_controllers(stack)
         print(
-            f"controllers then brokers rolled in {roll.seconds:.0f} s (pulumi up), active "
-            f"controller {active} last of the controllers, min ISR {seen} over "
-            f"{len(roll.samples)} samples, {len(roll.load.acked)} acked, 0 lost"
+            f"KRaft voters {CONTROLLERS} → {GROWN} through pulumi up in {grow.seconds:.0f} s: "
+            f"the controllers (the active {active} last), then the brokers, one at a time; min "
+            f"ISR {grow_isr} over {len(grow.samples)} samples, {len(grow.load.acked)} acked, "
+            "0 lost"
+        )
+
+        # Back to three: refused while the two that go are voters, with the command to run.
+        stack.edit(quorum_nodes(CONTROLLERS))
+        refusals = stack.preview().errors
+        going = ", ".join(map(str, new_ids))
+        assert any(
+            f"kafkastack:quorum.nodes: this change deletes KRaft voter(s) {going}" in r
+            and "`kafkastack remove-voters --stack local`" in r
+            for r in refusals
+        ), refusals
+        removal_began = time.monotonic()
+        removed, leaving = remove_voters(stack, "proof-voters-grow")
+        removal_s = time.monotonic() - removal_began
+        assert removed.returncode == 0, removed.stdout + removed.stderr
+        said = removed.stdout.splitlines()
+        removals = [line.split()[2] for line in said if line.startswith("removing voter")]
+        assert removals == [str(i) for i in reversed(new_ids)], removed.stdout
+        assert leaving.acked and leaving.lost == [] and leaving.disorder == []
+        assert voters(stack) == before
+
+        shrink = rolling_change(stack, "proof-voters-shrink", quorum_nodes(CONTROLLERS))
+
+        left = {s["metadata"]["name"] for s in stack.kube.objects("statefulsets", stack.namespace)}
+        assert not {model.names.controller(i) for i in new_ids} & left, left
+        assert voters(stack) == before
+        shrink_isr = assert_one_at_a_time_within_min_isr(stack, shrink)
+        print(
+            f"{GROWN} → {CONTROLLERS}: refused by the preview; remove-voters took "
+            f"{', '.join(removals)} out in {removal_s:.0f} s ({len(leaving.acked)} acked "
+            "meanwhile, 0 lost); "
+            f"pulumi up {shrink.seconds:.0f} s (min ISR {shrink_isr}, "
+            f"{len(shrink.load.acked)} acked, 0 lost)"
         )
     finally:
         stack.release()
