@@ -12,7 +12,8 @@ changes (not produce or fetch) wait.
 
 The same answers say whether the quorum already runs: combined brokers (the voters themselves)
 cannot be created one by one — the first would wait for a majority that is not there yet — but
-once every voter answers, a change can and must restart them one at a time.
+once every voter that exists answers (and, while some are still to be created, one of them
+leads), a change can and must restart them one at a time.
 
 Voters a change adds (more `quorum.nodes`, or more combined brokers) have no pod yet: only the
 voters whose StatefulSets exist are asked. Asking all of them made a growing quorum look
@@ -37,7 +38,8 @@ def _active_count(namespace: str, pod: str, port: int) -> float | None:
 
 @dataclass(frozen=True)
 class RunningQuorum:
-    """What the running cluster said: every voter answered (`running`), and which one leads."""
+    """What the running cluster said: every voter that exists answered, with a leader among them
+    when some are still to be created (`running`); and which one leads."""
 
     running: bool = False
     active: int | None = None
@@ -46,7 +48,7 @@ class RunningQuorum:
 def read_running_quorum(
     config: StackConfig, existing: frozenset[str] | None = None
 ) -> RunningQuorum:
-    """Ask every KRaft voter's pod; nothing is known unless all of them answer.
+    """Ask the pod of every KRaft voter that exists; nothing is known unless all of them answer.
 
     `existing`: the stack's StatefulSets the cluster holds (infra/stack_workloads.py), when it
     said. A voter declared but not among them is one this change creates (more voters): it has

@@ -60,7 +60,7 @@ def kubectl_exec(namespace: str) -> Exec:
 
 
 @dataclass(frozen=True)
-class RunningQuorum:
+class VoterSet:
     """The running quorum as the staying voters' pods see it (`model`: the stack as declared)."""
 
     model: ClusterModel
@@ -144,7 +144,7 @@ def check_voter_removal(config: StackConfig, run: Exec | None = None) -> None:
     deleted_ids = {node_id(w) for w in deleted}
     if not deleted:
         return
-    quorum = RunningQuorum(model, run or kubectl_exec(config.namespace))
+    quorum = VoterSet(model, run or kubectl_exec(config.namespace))
     field = f"{NAMESPACE}:{_field(config)}"
     try:
         voters = quorum.voters()
@@ -183,7 +183,7 @@ def remove_voters(
             f"{NAMESPACE}:quorum.kind: {config.quorum.kind} has no KRaft voters to remove; "
             "a ZooKeeper ensemble's members are its zoo.cfg servers"
         )
-    quorum = RunningQuorum(ClusterModel.from_config(config), run)
+    quorum = VoterSet(ClusterModel.from_config(config), run)
     going = quorum.going()
     # Removing voters while some that stay are not voters yet could shrink the set below what
     # the stack declares (down to one voter): they join first.

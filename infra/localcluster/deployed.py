@@ -20,7 +20,7 @@ import yaml
 
 from infra.config import load_stack
 from infra.config_base import NAMESPACE
-from infra.engine import Preview
+from infra.engine import Engine, Preview
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
@@ -117,26 +117,30 @@ class DeployedStack:
         self._deployed_on = self._node_uids()
         self._client = None
 
+    def _engine(self) -> Engine:
+        """The real engine with this deployment's own state folder."""
+        return local_engine(self.kube, self.workdir / "state")
+
     def _up(self) -> Provisioned:
         assert self.config is not None
-        engine = local_engine(self.kube, self.workdir / "state")
-        return provision(self.kube, self.stack_file, self.config, engine=engine)
+        return provision(self.kube, self.stack_file, self.config, engine=self._engine())
 
-    def change(self, edit: Callable[[dict[str, Any]], None]) -> Provisioned:
-        """Apply `edit` to the variant's `kafkastack:` values and `pulumi up` the result."""
-        self.edit(edit)
+    def change(self, values_edit: Callable[[dict[str, Any]], None]) -> Provisioned:
+        """Apply `values_edit` to the variant's `kafkastack:` values and `pulumi up` the result."""
+        self.edit(values_edit)
         return self._up()
 
     def preview(self) -> Preview:
         """`pulumi preview` of the stack file as it is now (what a pull request runs)."""
         assert self.config is not None, "deploy first (ensure())"
-        engine = local_engine(self.kube, self.workdir / "state")
+        engine = self._engine()
         engine.select(self.config.environment, self.stack_file)
         return engine.preview(self.config.environment)
 
-    def edit(self, edit: Callable[[dict[str, Any]], None]) -> None:
-        """Apply `edit` to the variant's `kafkastack:` values in its stack file, as a user edits
-        theirs; nothing reaches the cluster until `change` (or a `pulumi up`)."""
+    def edit(self, values_edit: Callable[[dict[str, Any]], None]) -> None:
+        """Apply `values_edit` to the variant's `kafkastack:` values in its stack file, as a user
+        edits theirs; nothing reaches the cluster until `change` (or a `pulumi up`). Until then
+        `config` and `model` describe the edited file, not what runs."""
         document = yaml.safe_load(self.stack_file.read_text(encoding="utf-8"))
         prefix = f"{NAMESPACE}:"
         values = {
@@ -144,7 +148,7 @@ class DeployedStack:
             for k, v in document["config"].items()
             if k.startswith(prefix)
         }
-        edit(values)
+        values_edit(values)
         document["config"].update({f"{prefix}{k}": v for k, v in values.items()})
         self.stack_file.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
         self.config = load_stack(self.stack_file.parent, "local")

@@ -117,6 +117,9 @@ class Roll:
     updates: list[tuple[str, str]]  # the engine's (phase, resource) order
     samples: list[IsrSample]
     load: Load
+    # The KRaft quorum's leader just before `pulumi up` (the program asks which one it is
+    # then, and restarts it last of the controllers).
+    leader_before: int | None
 
 
 def other_broker_cpu(values: dict[str, Any]) -> None:
@@ -127,7 +130,7 @@ def other_broker_cpu(values: dict[str, Any]) -> None:
     resources["broker_cpu"] = 0.3 if resources["broker_cpu"] != 0.3 else 0.25
 
 
-def quorum_nodes(count: int) -> Callable[[dict[str, Any]], None]:
+def set_quorum_nodes(count: int) -> Callable[[dict[str, Any]], None]:
     """An edit of the dedicated-controller variant's values: `count` KRaft controllers (the
     stack setting and the sizing it was written from say the same)."""
 
@@ -153,6 +156,7 @@ def rolling_change(
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
     watcher.start()
     try:
+        leader = client.quorum_leader()
         started = time.monotonic()
         done = stack.change(edit)
         seconds = time.monotonic() - started
@@ -167,7 +171,8 @@ def rolling_change(
         if before.get(name) != pod["metadata"]["uid"]:
             restarts.append((name, *started_and_ready(pod)))
     restarts.sort(key=lambda r: r[1])
-    return Roll(seconds, restarts, done.updates, samples, read_back(client, topic, acked, errors))
+    load = read_back(client, topic, acked, errors)
+    return Roll(seconds, restarts, done.updates, samples, load, leader)
 
 
 def watcher_of(stack: DeployedStack, sampling: bool = True) -> IsrWatcher:

@@ -43,8 +43,9 @@ class ClusterModel:
     # The KRaft controller leading the quorum when the program could ask the running cluster
     # (infra/active_controller.py): a roll restarts it last. None: node order.
     active_controller: int | None = None
-    # Every KRaft voter's pod answered (infra/active_controller.py): the cluster already runs, so
-    # even combined brokers, which cannot be created one by one, are changed one at a time.
+    # Every existing KRaft voter's pod answered, a leader among them when more are to be created
+    # (infra/active_controller.py): the quorum already runs, so even combined brokers, which
+    # cannot be created one by one, are changed (and added) one at a time.
     quorum_running: bool = False
     # The names of the stack's StatefulSets the cluster holds (infra/stack_workloads.py); None
     # when it could not be asked.

@@ -189,7 +189,8 @@ def desired_state(model: ClusterModel) -> list[Concern]:
     ]
     # ZooKeeper servers answer `srvr` (their readiness) only inside a quorum; combined brokers
     # open CLIENT only once a majority of them runs: neither can be created one by one. Once the
-    # servers all exist, or the combined voters all run, a change restarts them one at a time.
+    # servers all exist, or the combined voters that exist run a quorum, a change restarts (and
+    # adds) them one at a time.
     quorum = _one_at_a_time(
         [
             o

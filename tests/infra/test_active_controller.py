@@ -115,6 +115,24 @@ def test_a_growing_quorum_asks_the_voters_that_exist_and_finds_the_active_one(
     assert asked == {pod for _, pod in running}
 
 
+def test_combined_brokers_added_to_a_running_quorum_find_it_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3 → 5 combined brokers (each a voter): the three that run, one leading, make a running
+    quorum, so the change restarts them and adds the two new ones one at a time (before, the
+    two without pods made it unknown, and every voter restarted at once)."""
+    config = config_of("dev", quorum={"combined": True}, brokers=5)
+    model = ClusterModel.from_config(config)
+    running = model.voters[:3]
+    answers = {
+        model.names.pod(n.workload): [metrics.ACTIVE_CONTROLLER, "1.0" if i == 0 else "0.0"]
+        for i, n in enumerate(running)
+    }
+    fake_kubectl(tmp_path, monkeypatch, answers)
+    existing = frozenset(n.workload for n in running)
+    assert read_running_quorum(config, existing) == RunningQuorum(running=True, active=None)
+
+
 def test_voters_left_half_created_without_a_leader_are_not_a_running_quorum(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,7 +20,7 @@ from infra.model import membership
 from infra.model.cluster import ClusterModel
 from infra.verify.errors import VerifyError
 from infra.verify.processes import ProcessCluster
-from infra.voter_removal import QuorumUnreachable, RunningQuorum, remove_voters
+from infra.voter_removal import QuorumUnreachable, VoterSet, remove_voters
 from tests.infra.conftest import config_of
 from tests.kafka.checks import FAILOVER_REPORTS, create
 from tests.kafka.conftest import stack_values, start_cluster
@@ -68,7 +68,7 @@ def test_voters_leave_and_join_one_at_a_time_under_load(cluster: ProcessCluster)
     assert [v.replication_host for v in staying.voters] == [
         n.entry["replication_ip"] for n in cluster.quorum[:3]
     ]
-    before = RunningQuorum(ClusterModel.from_config(five), pod_exec(cluster)).voters()
+    before = VoterSet(ClusterModel.from_config(five), pod_exec(cluster)).voters()
     assert sorted(before) == [9000, 9001, 9002, 9003, 9004]
     create(cluster, "voter-removal", partitions=3)
 
@@ -90,7 +90,7 @@ def test_voters_leave_and_join_one_at_a_time_under_load(cluster: ProcessCluster)
     assert not failure, failure
     removals = [line for line in said if line.startswith("removing voter")]
     assert [line.split()[2] for line in removals] == ["9004", "9003"], said
-    after = RunningQuorum(staying, pod_exec(cluster)).voters()
+    after = VoterSet(staying, pod_exec(cluster)).voters()
     assert sorted(after) == [9000, 9001, 9002]
     assert all(after[i] == before[i] for i in after)  # the staying voters kept their directories
 
@@ -121,7 +121,7 @@ def test_voters_leave_and_join_one_at_a_time_under_load(cluster: ProcessCluster)
         assert cluster.ready(node.name, membership.CONTAINER), node.workdir
         joined += 1
     grown_in = time.monotonic() - grown
-    final = RunningQuorum(ClusterModel.from_config(five), pod_exec(cluster)).voters()
+    final = VoterSet(ClusterModel.from_config(five), pod_exec(cluster)).voters()
     assert sorted(final) == [9000, 9001, 9002, 9003, 9004]
     # New directories: a voter that left never comes back under its old id.
     assert final[9003] != before[9003] and final[9004] != before[9004]
