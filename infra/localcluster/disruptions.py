@@ -58,6 +58,25 @@ def wait_replaced_and_ready(
     raise LocalClusterError(f"pod {name} not back and Ready within {timeout}s")
 
 
+def lose_volume(stack: DeployedStack, workload: str, template: str, timeout: float = 300) -> str:
+    """A node's disk lost: its claim of volumeClaimTemplate `template` deleted, then its pod. The
+    StatefulSet controller makes the claim anew (it binds a fresh volume: the old one is
+    Retained and Released) and a new pod, whose steps find an empty volume. Returns the new
+    claim's volume, once the new pod is Ready through its own probes."""
+    names, namespace = stack.model.names, stack.namespace
+    pod, claim = names.pod(workload), names.claim(template, workload)
+    uid = _pod(stack, pod)["metadata"]["uid"]
+    # The claim goes once no scheduled pod uses it; the new pod waits Pending until its claim
+    # is made again (the StatefulSet controller does that for a Pending pod).
+    stack.kube.kubectl("delete", "pvc", claim, "-n", namespace, "--wait=false")
+    stack.kube.kubectl("delete", "pod", pod, "-n", namespace, "--wait=false")
+    wait_replaced_and_ready(stack, pod, uid, timeout)
+    reply = stack.kube.kubectl(
+        "get", "pvc", claim, "-n", namespace, "-o", "jsonpath={.spec.volumeName}"
+    )
+    return reply.stdout.strip()
+
+
 def longest_stall(acked: list[Acked], start: float, end: float) -> float:
     """The longest time without an acknowledgement between `start` and `end` (epoch seconds)."""
     times = sorted(a.at for a in acked if start <= a.at <= end)

@@ -11,6 +11,9 @@ The voter set changes through the dynamic quorum (KIP-853), one voter at a time:
 two controllers, each made a voter by its own `quorum-membership` container; 5 → 3 is refused by
 `pulumi preview` while the two that go are voters, until `kafkastack remove-voters` takes them
 out; then `pulumi up` deletes them and the three voters that stayed kept their directories.
+Then a voter's metadata volume is lost (its claim and pod deleted): it comes back on a fresh
+volume under a new directory id, never as the voter it was with an empty log, and its
+`quorum-membership` container swaps it into the voter set.
 
 The stack runs in `network.mode: dual` (the on-prem shape: a second network through Multus, a
 subnet per zone), where controllers listen only on the second network: each is attached at its
@@ -23,7 +26,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -32,6 +37,7 @@ from infra.localcluster.disruptions import (
     LOAD_RECORDS_PER_S,
     Load,
     Roll,
+    lose_volume,
     read_back,
     rolling_change,
     set_quorum_nodes,
@@ -47,6 +53,7 @@ from tests.nodes.pods import second_network_addresses
 
 # The grown quorum: a second voter in two of the three zones.
 GROWN = CONTROLLERS + 2
+T = TypeVar("T")
 
 
 def voters(stack: DeployedStack) -> dict[int, str]:
@@ -102,34 +109,42 @@ def assert_dual_mode_controllers(stack: DeployedStack) -> None:
         )  # fmt: skip
 
 
-def remove_voters(
-    stack: DeployedStack, topic: str
-) -> tuple[subprocess.CompletedProcess[str], Load]:
-    """`kafkastack remove-voters --stack local` with the variant's stack file, as an operator
-    runs it against this cluster, under an acks=all load on `topic`."""
-    command = Path(sys.executable).parent / "kafkastack"
-    stacks = stack.stack_file.parent
+def under_load(stack: DeployedStack, topic: str, action: Callable[[], T]) -> tuple[T, float, Load]:
+    """`action()` while an idempotent acks=all producer writes to `topic`: what it returned, its
+    seconds, and what the producer had acknowledged and what came back of it."""
     client = stack.client()
-    run = f"{topic}-leave-load"
+    client.create_topic(topic, partitions=3)
+    client.wait_isr(topic, BROKERS)
+    run = f"{topic}-load"
     client.start_producer(run, topic, LOAD_RECORDS_PER_S)
+    began = time.monotonic()
     try:
-        done = subprocess.run(
-            [str(command), "remove-voters", "--stack", "local", "--stacks-dir", str(stacks)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "KUBECONFIG": str(stack.kube.kubeconfig)},
-            timeout=900,
-            check=False,
-        )
+        result = action()
+        seconds = time.monotonic() - began
     finally:
         acked, errors = client.stop_producer(run)
-    return done, read_back(client, topic, acked, errors)
+    return result, seconds, read_back(client, topic, acked, errors)
 
 
-# Two ordered rolls of eight and six pods, a removal and a preview: about 11 min on a quiet
-# 2-core machine, more than the suite's default limit per test.
+def remove_voters(stack: DeployedStack) -> subprocess.CompletedProcess[str]:
+    """`kafkastack remove-voters --stack local` with the variant's stack file, as an operator
+    runs it against this cluster."""
+    command = Path(sys.executable).parent / "kafkastack"
+    stacks = stack.stack_file.parent
+    return subprocess.run(
+        [str(command), "remove-voters", "--stack", "local", "--stacks-dir", str(stacks)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUBECONFIG": str(stack.kube.kubeconfig)},
+        timeout=900,
+        check=False,
+    )
+
+
+# Two ordered rolls of eight and six pods, a removal, a preview and a lost disk: about 12 min
+# on a quiet 2-core machine, more than the suite's default limit per test.
 @pytest.mark.timeout(1800)
-def test_controllers_roll_first_the_active_last_and_voters_join_and_leave_one_at_a_time(
+def test_controllers_roll_first_voters_join_and_leave_one_at_a_time_and_a_lost_disk_rejoins(
     released_nodes: RealNodes, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_nodes = released_nodes
@@ -189,9 +204,9 @@ def test_controllers_roll_first_the_active_last_and_voters_join_and_leave_one_at
             and "`kafkastack remove-voters --stack local`" in r
             for r in refusals
         ), refusals
-        removal_began = time.monotonic()
-        removed, leaving = remove_voters(stack, "proof-voters-grow")
-        removal_s = time.monotonic() - removal_began
+        removed, removal_s, leaving = under_load(
+            stack, "proof-voters-leave", lambda: remove_voters(stack)
+        )
         assert removed.returncode == 0, removed.stdout + removed.stderr
         said = removed.stdout.splitlines()
         removals = [line.split()[2] for line in said if line.startswith("removing voter")]
@@ -213,6 +228,31 @@ def test_controllers_roll_first_the_active_last_and_voters_join_and_leave_one_at
             f"{', '.join(removals)} out in {removal_s:.0f} s ({len(leaving.acked)} acked "
             f"meanwhile, 0 lost); pulumi up {shrink.seconds:.0f} s (the active "
             f"{shrink_active} last, min ISR {shrink_isr}, {len(shrink.load.acked)} acked, 0 lost)"
+        )
+
+        # A follower voter's disk lost: it must not come back as the same voter with an empty
+        # log; it formats a new directory id and its quorum-membership container swaps it in.
+        lost = min(i for i in before if i != shrink_active)
+        workload = model.names.controller(lost)
+        claim = model.names.claim("metadata", workload)
+        old_volume = stack.kube.kubectl(
+            "get", "pvc", claim, "-n", stack.namespace, "-o", "jsonpath={.spec.volumeName}"
+        ).stdout.strip()
+        volume, loss_s, disk = under_load(
+            stack, "proof-voter-disk", lambda: lose_volume(stack, workload, "metadata")
+        )
+        assert volume and volume != old_volume, (old_volume, volume)
+        replaced = voters(stack)
+        assert sorted(replaced) == sorted(before), replaced
+        assert replaced[lost] != before[lost], "the voter rejoined under its old directory id"
+        assert {i: d for i, d in replaced.items() if i != lost} == {
+            i: d for i, d in before.items() if i != lost
+        }
+        assert disk.acked and disk.lost == [] and disk.disorder == []
+        print(
+            f"voter {lost}'s metadata volume lost: a voter again under a new directory id, its "
+            f"pod Ready {loss_s:.0f} s after the loss, under load "
+            f"({len(disk.acked)} acked, 0 lost)"
         )
     finally:
         stack.release()
