@@ -29,6 +29,7 @@ from infra.config_base import NAMESPACE
 from infra.errors import ConfigError
 from infra.model import labels, membership
 from infra.model.cluster import ClusterModel
+from infra.model.quorum import voter_addresses
 from infra.pod_metrics import kubectl, objects
 from infra.stack_config import StackConfig
 
@@ -75,7 +76,7 @@ class VoterSet:
         tried, last = [], "the stack declares no voter"
         for voter in self.model.voters:
             pod = self.model.names.pod(voter.workload)
-            command = f"{membership.quorum_tool(self.model)} {arguments}"
+            command = f"{membership.quorum_tool(voter_addresses(self.model))} {arguments}"
             try:
                 return self.run(pod, membership.CONTAINER, command)
             except QuorumUnreachable as err:

@@ -149,6 +149,14 @@ def other_broker_cpu(values: dict[str, Any]) -> None:
     resources["broker_cpu"] = 0.3 if resources["broker_cpu"] != 0.3 else 0.25
 
 
+def every_node_cpu(values: dict[str, Any]) -> None:
+    """Like `other_broker_cpu`, for the dedicated KRaft controllers' CPU request too: a change
+    only a restart applies, of every Kafka pod, controllers and brokers."""
+    other_broker_cpu(values)
+    quorum = values["sizing"]["cluster"]["quorum"]
+    quorum["cpu"] = 0.3 if quorum["cpu"] != 0.3 else 0.25
+
+
 def set_quorum_nodes(count: int) -> Callable[[dict[str, Any]], None]:
     """An edit of the dedicated-controller variant's values: `count` KRaft controllers (the
     stack setting and the sizing it was written from say the same)."""

@@ -20,6 +20,7 @@ every voter must write the same initial set, and a lost disk never reuses them.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from infra.model import controller_login
@@ -27,8 +28,14 @@ from infra.model.broker_config import listener_protocols
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
+from infra.model.quorum import BOOTSTRAP_SETTING
 from infra.model.resources import sidecar
 
+# The initial voter set (`--initial-controllers`), a file of the voter's ConfigMap rather than
+# part of its pod template: read only while the quorum is born, it must not restart every voter
+# when `quorum.nodes` changes later (quorum.DISCOVERY_SETTINGS says the same of the list).
+INITIAL_VOTERS_FILE = "initial-voters"
+INITIAL_VOTERS_PATH = f"{CONFIG_DIR}/{INITIAL_VOTERS_FILE}"
 RECORD_VOLUME = "quorum-record"
 RECORD_DIR = "/etc/kafka/quorum-record"  # the birth record, when it exists
 BORN_KEY = "born"
@@ -85,18 +92,16 @@ def voter_format_script(format_command: str, birth_flags: str) -> str:
         "formatting a new directory id to join as an observer'; "
         # --ignore-formatted: a combined voter's data directories may be formatted still.
         f"exec {format_command} --ignore-formatted --no-initial-controllers; fi; "
+        f"if [ ! -s {INITIAL_VOTERS_PATH} ]; then "
+        f"echo '{INITIAL_VOTERS_PATH} is missing or empty: the ConfigMap of this node is not "
+        "the one kafkastack renders'; exit 1; fi; "
         f"exec {format_command} --ignore-formatted {birth_flags}"
     )
 
 
-def quorum_tool(
-    model: ClusterModel, asking: Node | None = None, command_config: str = ADMIN_FILE
-) -> str:
-    """`kafka-metadata-quorum` aimed at the stack's voters (but `asking`, which may not be one
-    yet), logged in with the membership container's admin file; run it in that container."""
-    bootstrap = ",".join(
-        f"{v.replication_host}:{model.ports.controller}" for v in model.voters if v != asking
-    )
+def quorum_tool(bootstrap: str, command_config: str = ADMIN_FILE) -> str:
+    """`kafka-metadata-quorum` aimed at the voters in `bootstrap` (quorum.voter_addresses),
+    logged in with the membership container's admin file; run it in that container."""
     return (
         f"{KAFKA_BIN}/kafka-metadata-quorum.sh --bootstrap-controller {bootstrap} "
         f"--command-config {command_config}"
@@ -139,6 +144,8 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
     """The membership container's script (see the module docstring); it ends sleeping, ready."""
     node_id = node.node_id
     admin_file = '"$admin"'
+    discovery = re.escape(BOOTSTRAP_SETTING)
+    own = f"{node.replication_host}:{model.ports.controller}"
     voters_of_mine = (
         f"sed -n 's/^CurrentVoters:[[:space:]]*//p' | "
         f'grep -o \'"id": *{node_id}, *"directoryId": *"[^"]*"\' | '
@@ -168,11 +175,16 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
         f"{{ cat {CONFIG_DIR}/{config_file}; "
         f"echo security.protocol={listener_protocols(model, node)['CONTROLLER']};{login} "
         f'}} > "$admin"',
-        f'quorum() {{ {quorum_tool(model, node, command_config=admin_file)} "$@"; }}',
+        # The other voters, never itself (it may not be one yet), read from the mounted file
+        # at each call: after a change of `quorum.nodes` it lists the new set, no restart needed.
+        f"others() {{ sed -n 's/^{discovery}=//p' {CONFIG_DIR}/{config_file} | tr , '\\n' | "
+        f"grep -vxF '{own}' | tr '\\n' , | sed 's/,$//'; }}",
+        f'quorum() {{ {quorum_tool("$(others)", command_config=admin_file)} "$@"; }}',
         f"me=$(sed -n 's/^directory.id=//p' {METADATA_DIR}/meta.properties)",
         # A directory of the initial set is a voter from the quorum's first record: ready
         # without asking (during the birth no majority answers yet).
-        f'case ",{model.initial_controllers}," in *",{node_id}@"*":$me,"*) '
+        f"initial=$(cat {INITIAL_VOTERS_PATH})",
+        f'case ",$initial," in *",{node_id}@"*":$me,"*) '
         f'echo "voter {node_id}: directory $me is in the initial voter set"; '
         f"touch {VOTER_FILE};; esac",
         f"while [ ! -f {VOTER_FILE} ]; do",

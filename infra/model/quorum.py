@@ -39,6 +39,14 @@ class Cluster(Protocol):
 
 CONTROLLER_ID_BASE = 9000
 
+# Where a node finds the quorum, not what it is: the voter set itself lives in the metadata log
+# (KIP-853), so a running node whose list is older than the ConfigMap's still finds the leader
+# (any listed voter that answers names it). Left out of the restart hash (templating.py), a
+# change of `quorum.nodes` creates or deletes controllers without restarting every Kafka pod;
+# a node reads the new list at its next start.
+BOOTSTRAP_SETTING = "controller.quorum.bootstrap.servers"
+DISCOVERY_SETTINGS = frozenset({BOOTSTRAP_SETTING})
+
 
 @dataclass(frozen=True)
 class KRaftQuorum:
@@ -67,14 +75,17 @@ class KRaftQuorum:
         return {
             "controller.listener.names": "CONTROLLER",
             # Dynamic quorum (KIP-853): voters are discovered, so the set can change later.
-            "controller.quorum.bootstrap.servers": ",".join(
-                f"{v.replication_host}:{model.ports.controller}" for v in model.voters
-            ),
+            BOOTSTRAP_SETTING: voter_addresses(model),
             "metadata.log.dir": METADATA_DIR,
         }
 
     def initial_voters(self, model: Cluster) -> str | None:
         return model.initial_controllers
+
+
+def voter_addresses(model: Cluster) -> str:
+    """The voters' controller listeners, `host:port,...`: where a node finds the quorum."""
+    return ",".join(f"{v.replication_host}:{model.ports.controller}" for v in model.voters)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,19 @@ from typing import Required, TypedDict
 
 import jinja2
 
-from infra.model import dynamic_config, labels, metrics, zookeeper_auth, zookeeper_tls
+from infra.model import (
+    dynamic_config,
+    labels,
+    membership,
+    metrics,
+    zookeeper_auth,
+    zookeeper_tls,
+)
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import ZK_DATA_DIR, ZK_LOG_DIR
+from infra.model.quorum import DISCOVERY_SETTINGS
 
 
 def _templates() -> Path:
@@ -64,12 +72,18 @@ def broker_config(model: ClusterModel, node: Node, leave_out: frozenset[str] = f
     )
 
 
-def controller_config(model: ClusterModel, node: Node) -> str:
+def controller_config(
+    model: ClusterModel, node: Node, leave_out: frozenset[str] = frozenset()
+) -> str:
+    sections = [
+        (title, {k: v for k, v in values.items() if k not in leave_out})
+        for title, values in controller_properties(model, node).sections
+    ]
     return render(
         "kafka/server.properties.j2",
         title=f"KRaft controller {node.node_id} ({node.zone})",
         environment=model.config.environment,
-        sections=controller_properties(model, node).sections,
+        sections=sections,
     )
 
 
@@ -147,15 +161,24 @@ def node_files(model: ClusterModel, node: Node) -> dict[str, str]:
         files["server.properties"] = broker_config(model, node)
     else:
         files["controller.properties"] = controller_config(model, node)
+    initial_voters = model.metadata.initial_voters(model)
+    if initial_voters is not None and node in model.voters:
+        files[membership.INITIAL_VOTERS_FILE] = initial_voters + "\n"
     return files
 
 
 def restart_files(model: ClusterModel, node: Node) -> dict[str, str]:
     """What a node must restart to take in: its files, less the settings Kafka applies while
-    it runs (dynamic_config.py). The config hash on its pod template is taken over these."""
+    it runs (dynamic_config.py) and less where it finds the quorum (quorum.DISCOVERY_SETTINGS,
+    and the initial voter set, read only while the quorum is born). The config hash on its pod
+    template is taken over these."""
     files = node_files(model, node)
+    files.pop(membership.INITIAL_VOTERS_FILE, None)
     if node.role == labels.BROKER:
-        files["server.properties"] = broker_config(model, node, dynamic_config.CLUSTER_WIDE)
+        leave_out = dynamic_config.CLUSTER_WIDE | DISCOVERY_SETTINGS
+        files["server.properties"] = broker_config(model, node, leave_out)
+    elif node.role == labels.CONTROLLER:
+        files["controller.properties"] = controller_config(model, node, DISCOVERY_SETTINGS)
     return files
 
 

@@ -128,7 +128,7 @@ def _format_storage_init(
         f"-c {CONFIG_DIR}/{config_file}"
     )
     if node in model.voters:
-        quorum_flag = f"--initial-controllers {model.initial_controllers}"
+        quorum_flag = f'--initial-controllers "$(cat {membership.INITIAL_VOTERS_PATH})"'
         if model.config.security.client_auth == "scram-sha-512":
             # SCRAM credentials live in the metadata log: seed them when the quorum is born,
             # reading each password from its Secret (never from the rendered command).

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.model.declared import Concern, Declared
@@ -36,6 +38,61 @@ def test_a_changed_broker_setting_changes_every_broker_pod_template_and_nothing_
     assert brokers and all(before[name] != after[name] for name in brokers)
     # The same stack renders the same hashes: no roll without a change.
     assert config_hashes(concerns()) == before
+
+
+def sizing(**cluster: Any) -> dict[str, Any]:
+    return {"schema_version": "1.0", "source": "test", "cluster": sizing_cluster(**cluster)}
+
+
+def quorum_sized(nodes: int) -> dict[str, Any]:
+    return {**sizing_cluster()["quorum"], "nodes": nodes}
+
+
+def manifests(environment: str, **overrides: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (o.kind, o.logical): o.manifest
+        for c in concerns(environment, **overrides).values()
+        for o in c.objects
+    }
+
+
+@pytest.mark.parametrize(
+    ("environment", "before", "after"),
+    [
+        # Dedicated controllers: 3 → 5 voters.
+        (
+            "staging",
+            {"quorum": {"nodes": 3}, "sizing": sizing(quorum=quorum_sized(3))},
+            {"quorum": {"nodes": 5}, "sizing": sizing(quorum=quorum_sized(5))},
+        ),
+        # Combined: two brokers more are two voters more.
+        (
+            "dev",
+            {"quorum": {"combined": True}, "brokers": 3, "sizing": sizing(brokers=3)},
+            {"quorum": {"combined": True}, "brokers": 5, "sizing": sizing(brokers=5)},
+        ),
+    ],
+)
+def test_a_change_of_the_voter_set_restarts_no_running_node(
+    environment: str, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    """The voters' addresses reach every node's ConfigMap, for its next start; no pod template
+    of a node that runs changes (every Kafka pod restarted for a new voter before)."""
+    old, new = manifests(environment, **before), manifests(environment, **after)
+    kept = [k for k in old if k[0] == "StatefulSet" and k in new]
+    assert len(kept) >= 3 and [k for k in kept if old[k] != new[k]] == []
+    assert len([k for k in new if k[0] == "StatefulSet"]) == len(kept) + 2
+    # The running nodes' files do list the new voters, for whichever start comes next.
+    files = [
+        k for k in old if k[0] == "ConfigMap" and k[1].endswith("-config") and "haproxy" not in k[1]
+    ]
+    for key in files:
+        text = "".join(new[key]["data"].values())
+        assert text.count("controller.quorum.bootstrap.servers=") == 1
+        (line,) = [
+            x for x in text.splitlines() if x.startswith("controller.quorum.bootstrap.servers=")
+        ]
+        assert line.count(":") == 5, line
 
 
 def test_kraft_controllers_then_brokers_each_after_the_previous_one() -> None:
