@@ -9,6 +9,7 @@ With mTLS clients the script writes the config beside the admin's certificate.
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -118,20 +119,26 @@ def admin_job(
         "securityContext": container_security_context(),
     }
     job_labels = labels.component_labels(c.cluster_name, component.removeprefix("kafka-"), name)
-    return {
-        "metadata": {"name": name, "namespace": c.namespace, "labels": job_labels},
-        "spec": {
-            # Retries cover brokers still starting; each attempt runs the whole script again.
-            "backoffLimit": 10,
-            "template": {
-                "metadata": {"labels": job_labels},
-                "spec": {
-                    "restartPolicy": "OnFailure",
-                    # As the brokers run: the image's user (OpenShift's SCC assigns one there).
-                    "securityContext": pod_security_context(model, c.images.kafka),
-                    "containers": [container],
-                    "volumes": volumes,
-                },
+    spec = {
+        # Retries cover brokers still starting; each attempt runs the whole script again.
+        "backoffLimit": 10,
+        "template": {
+            "metadata": {"labels": job_labels},
+            "spec": {
+                "restartPolicy": "OnFailure",
+                # As the brokers run: the image's user (OpenShift's SCC assigns one there).
+                "securityContext": pod_security_context(model, c.images.kafka),
+                "containers": [container],
+                "volumes": volumes,
             },
         },
+    }
+    # A Job's template cannot change: a new one replaces it. Named by its content, the new Job
+    # is created before the old one is deleted; under one name the create had to wait for the
+    # delete, which a stack that skips Pulumi's awaits (kwok) does not, and on a loaded API
+    # server the create met the old Job still being deleted. The name label stays `name`.
+    digest = labels.content_hash({"spec": json.dumps(spec, sort_keys=True)})[:8]
+    return {
+        "metadata": {"name": f"{name}-{digest}", "namespace": c.namespace, "labels": job_labels},
+        "spec": spec,
     }

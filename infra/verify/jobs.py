@@ -12,8 +12,11 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import yaml
+
+from infra.model import labels
 from infra.model.paths import KAFKA_BIN
 from infra.verify import pods
 from infra.verify.errors import VerifyError
@@ -23,6 +26,22 @@ if TYPE_CHECKING:
     from infra.verify.processes import ProcessCluster
 
 
+def rendered_job(render_dir: Path, name: str) -> dict[str, Any]:
+    """The rendered Job `name` (its name label: the Job's own name carries its content's hash,
+    infra/model/admin_client.py)."""
+    found = [
+        job
+        for path in sorted((render_dir / "kubernetes" / "Job").glob("*.yaml"))
+        if (job := yaml.safe_load(path.read_text(encoding="utf-8")))["metadata"]["labels"].get(
+            labels.NAME
+        )
+        == name
+    ]
+    if len(found) != 1:
+        raise VerifyError(f"{render_dir}: {len(found)} rendered Jobs named {name}: render again")
+    return dict(found[0])
+
+
 def run_job(
     cluster: ProcessCluster, name: str, timeout: float = 300, render_dir: Path | None = None
 ) -> str:
@@ -30,7 +49,7 @@ def run_job(
 
     `render_dir`: another render of the stack (a changed config) than the one the cluster runs.
     """
-    job = pods.rendered(render_dir or cluster.render_dir, "Job", name)
+    job = rendered_job(render_dir or cluster.render_dir, name)
     pod = job["spec"]["template"]["spec"]
     workdir = cluster.workdir / f"job-{name}"
     workdir.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import base64
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -143,6 +144,17 @@ def workload_dependencies(engine: Engine) -> dict[str, set[str]]:
     }
 
 
+HOLD = "kafkastack.dev/test-hold"  # a finalizer only this test sets and removes
+
+
+def settings_jobs(kube: LocalKubernetes, namespace: str) -> list[dict[str, Any]]:
+    return [
+        j
+        for j in kube.objects("jobs", namespace)
+        if j["metadata"]["labels"].get(labels.COMPONENT) == "dynamic-settings"
+    ]
+
+
 def test_a_config_change_updates_the_brokers_one_after_another(
     kube: LocalKubernetes, own_stack: Path, tmp_path: Path
 ) -> None:
@@ -154,11 +166,33 @@ def test_a_config_change_updates_the_brokers_one_after_another(
     # The first `up` created every node at once: nothing ran yet that a chain would protect.
     assert workload_dependencies(engine) and not any(workload_dependencies(engine).values())
 
+    # The settings Job's deletion held open, as a loaded API server keeps it a while: a Job of
+    # the same name could not be created meanwhile ("already exists"), and this `up` failed.
+    namespace = small.config.namespace
+    [old_job] = settings_jobs(kube, namespace)
+    old_name = old_job["metadata"]["name"]
+    kube.kubectl(
+        "patch", "job", old_name, "-n", namespace, "--type=merge",
+        "-p", json.dumps({"metadata": {"finalizers": [HOLD]}}),
+    )  # fmt: skip
+
     document = yaml.safe_load(own_stack.read_text())  # as small_stack sized it
     document["config"]["kafkastack:min_insync_replicas"] = 1  # in every broker's properties
     own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
     engine.select("local", own_stack)
-    sequence = update_sequence(engine.up_events("local"))
+    try:
+        sequence = update_sequence(engine.up_events("local"))
+        jobs = {j["metadata"]["name"]: j["metadata"] for j in settings_jobs(kube, namespace)}
+    finally:
+        kube.kubectl(
+            "patch", "job", old_name, "-n", namespace, "--type=merge",
+            "-p", json.dumps({"metadata": {"finalizers": None}}),
+        )  # fmt: skip
+    # The new settings' Job runs beside the old one, which is on its way out.
+    assert "deletionTimestamp" in jobs.pop(old_name), jobs
+    assert [m["labels"][labels.NAME] for m in jobs.values()] == [
+        old_job["metadata"]["labels"][labels.NAME]
+    ]
 
     brokers = [f"{small.config.cluster_name}-brokers-{b.workload}" for b in small.model.brokers]
     events = [(phase, name) for phase, name in sequence if name in brokers]

@@ -242,3 +242,19 @@ def test_nodes_that_reload_their_certificate_never_restart_for_it() -> None:
         for key in ("quorum", "brokers")
         for o in statefulsets(unknown[key])
     )
+
+
+def settings_job(by_key: dict[str, Concern]) -> dict[str, Any]:
+    return next(o.manifest for o in by_key["settings"].objects if o.kind == "Job")
+
+
+def test_a_changed_dynamic_setting_gets_a_job_of_another_name() -> None:
+    """A Job cannot be updated, only replaced: under one name the engine deletes the old Job
+    first, and the create raced that deletion ("already exists") on a loaded control plane."""
+    job = settings_job(concerns())
+    changed = settings_job(concerns(min_insync_replicas=1, replication_factor=2))
+    assert job["metadata"]["name"] != changed["metadata"]["name"]
+    assert job["metadata"]["name"].startswith("kafka-dynamic-settings-")
+    for manifest in (job, changed):  # what selects and names it stays
+        assert manifest["metadata"]["labels"][labels.NAME] == "kafka-dynamic-settings"
+    assert settings_job(concerns()) == job  # the same settings, the same Job

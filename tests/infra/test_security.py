@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from infra.errors import ConfigError
-from infra.model import acls, security
+from infra.model import acls, labels, security
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.desired import desired_state
@@ -23,8 +23,9 @@ def declared(model: ClusterModel) -> list[dict[str, Any]]:
 
 
 def by_kind(model: ClusterModel, kind: str) -> dict[str, dict[str, Any]]:
+    """Each `kind` object by name (a Job by its name label: its name carries its hash)."""
     return {
-        m["metadata"]["name"]: m
+        m["metadata"]["labels"][labels.NAME] if kind == "Job" else m["metadata"]["name"]: m
         for concern in desired_state(model)
         for o in concern.objects
         if o.kind == kind
