@@ -21,6 +21,7 @@ from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
 from infra.model import resources as pod_resources
 from infra.model import volumes as data_volumes
+from infra.model.naming import MAX_CLUSTER_NAME, name_problem
 from infra.network_config import NetworkConfig, check_unshared_ranges
 from infra.network_rules import check_network
 from infra.security_rules import check_security
@@ -98,6 +99,13 @@ def check_safety(c: StackConfig) -> None:
     """The rules that keep a cluster safe; each names the key and the fix."""
     zones = list(c.zones)
     brokers = c.broker_count
+    for key, value, limit in (
+        ("cluster_name", c.cluster_name, MAX_CLUSTER_NAME),
+        ("namespace", c.namespace, 63),
+    ):
+        problem = name_problem(value, limit)
+        if problem:
+            raise _refuse(key, f"{problem}: every object and host name of the stack starts with it")
     if c.kafka_major >= 4 and c.quorum.kind == "zookeeper":
         raise _refuse(
             "quorum.kind",

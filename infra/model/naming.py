@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# Kubernetes object names that are also DNS labels (pods, Services, the `job-name` and
+# `controller-revision-hash` labels): lowercase letters, digits and '-', at most 63 characters.
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# The longest name built on the cluster's: a StatefulSet's revision label adds 11 characters to
+# `<cluster>-controller-9004` (63 in all), a Job's name 26 (`-dynamic-settings-` and a hash).
+MAX_CLUSTER_NAME = 30
+
+
+def name_problem(value: str, limit: int) -> str | None:
+    """Why `value` cannot start the stack's object names, or None."""
+    if not DNS_LABEL.fullmatch(value):
+        return (
+            f"{value!r} is not a DNS label: use lowercase letters, digits and '-', starting "
+            "and ending with a letter or digit"
+        )
+    if len(value) > limit:
+        return f"{value!r} has {len(value)} characters; at most {limit}"
+    return None
 
 
 @dataclass(frozen=True)
