@@ -115,6 +115,10 @@ class BrokerConfig:
             advertised.append(f"EXTERNAL://{n.external_host}:{p.route}")
         if m.config.quorum.combined:
             listeners.append(f"CONTROLLER://{n.replication_bind}:{p.controller}")
+            # What `add-controller` tells the leader to dial (KIP-853; clients never see it):
+            # without it, the bind address, and a combined broker that joins the voter set
+            # (a new one, or one that lost its disk) had the leader dial 0.0.0.0, itself.
+            advertised.append(f"CONTROLLER://{n.replication_host}:{p.controller}")
         values: dict[str, object] = {
             "listeners": ",".join(listeners),
             "advertised.listeners": ",".join(advertised),

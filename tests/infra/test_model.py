@@ -130,6 +130,26 @@ def test_kraft_controllers_form_a_dynamic_quorum_on_the_replication_network() ->
     assert model.initial_controllers.count("@") == 3
 
 
+@pytest.mark.parametrize("network", [{}, DUAL])
+def test_a_combined_broker_advertises_where_voters_reach_its_controller_listener(
+    network: dict[str, Any],
+) -> None:
+    """`add-controller` sends the leader the node's advertised CONTROLLER endpoint, or its bind
+    address when none is advertised: 0.0.0.0, where the leader reached only itself, so a
+    combined broker never became a voter (found growing 3 → 5 brokers on real nodes)."""
+    model = model_of("dev", quorum={"combined": True}, **network)
+    for broker in model.brokers:
+        props = broker_properties(model, broker).flat()
+        advertised = props["advertised.listeners"].split(",")
+        assert f"CONTROLLER://{broker.replication_host}:9093" in advertised
+        assert (
+            props["controller.quorum.bootstrap.servers"]
+            .split(",")
+            .count(f"{broker.replication_host}:9093")
+            == 1
+        )  # the address the other voters list it under
+
+
 def test_quorum_spreads_over_zones() -> None:
     model = model_of(quorum={"nodes": 5}, brokers=5)
     assert max_skew([q.zone for q in model.quorum], model.zones) <= 1
