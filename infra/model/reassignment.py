@@ -6,7 +6,8 @@ be removed give theirs away). Kafka itself never moves existing partitions onto 
 
 The plan keeps every replica that may stay, then moves one replica at a time from the broker
 holding the most to one holding at least two fewer, never putting two replicas of a partition
-on one rack (when there are as many racks as replicas) nor on one broker. Each move lowers the
+on one rack (when there are as many racks as replicas) nor on one broker: within each topic
+first (a topic's load is what should spread), then over all replicas. Each move lowers the
 spread, so it ends. Leaders (the first replica, Kafka's preferred leader) are balanced last:
 choosing a leader among a partition's replicas moves no data.
 """
@@ -113,6 +114,18 @@ def plan(
             chosen = min(fits, key=lambda b: (count[b], b))
             replicas.append(chosen)
             count[chosen] += 1
+    # Each topic over every broker first: balancing only the totals could move the replicas
+    # of a small topic (the empty __consumer_offsets) and leave a busy one on the old brokers,
+    # where its load stays. Then the totals, which the topics' spreads leave nearly even.
+    for topic in sorted({t for t, _ in new}):
+        of_topic = {p: r for p, r in new.items() if p[0] == topic}  # the same lists as `new`
+        topic_count = Counter({b: 0 for b in targets})
+        for replicas in of_topic.values():
+            topic_count.update(replicas)
+        _spread(of_topic, target_racks, topic_count)
+    count = Counter({b: 0 for b in targets})
+    for replicas in new.values():
+        count.update(replicas)
     _spread(new, target_racks, count)
     leaders = _balance_leaders(new, assignment)
     moves = tuple(

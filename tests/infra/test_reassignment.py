@@ -46,6 +46,23 @@ def test_only_the_replicas_the_new_brokers_need_move() -> None:
     assert document["version"] == 1 and len(growth.moves) == len(document["partitions"])
 
 
+def test_a_busy_topic_spreads_even_where_an_internal_one_could_even_the_totals() -> None:
+    """Seen on real nodes after 3 → 5: __consumer_offsets, created once the new brokers ran,
+    already held replicas on them; balancing only the brokers' totals moved offsets
+    partitions and left the topic with the data on the three old brokers."""
+    offsets = {
+        ("__consumer_offsets", p): [p % 5, (p + 1) % 5, (p + 2) % 5]
+        for p in range(50)
+        if len({RACKS[p % 5], RACKS[(p + 1) % 5], RACKS[(p + 2) % 5]}) == 3
+    }
+    grown = after({**three_broker_topic(6), **offsets})
+    orders = [r for (topic, _), r in grown.items() if topic == "orders"]
+    held = {b: sum(b in r for r in orders) for b in RACKS}
+    assert held == {0: 3, 1: 3, 2: 6, 3: 3, 4: 3}, held
+    for replicas in grown.values():
+        assert len({RACKS[b] for b in replicas}) == 3
+
+
 def test_a_balanced_cluster_needs_no_moves() -> None:
     balanced = after(three_broker_topic())
     assert plan(balanced, RACKS).moves == ()
