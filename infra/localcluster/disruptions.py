@@ -19,6 +19,7 @@ from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.deployed import DeployedStack, pod_ready
 from infra.localcluster.isr_watch import IsrSample, IsrWatcher
 from infra.localcluster.pod_client import Acked, PodClient, lost, out_of_order
+from infra.localcluster.real_stack import brokers_per_zone
 from infra.model import labels
 
 LOAD_RECORDS_PER_S = 100
@@ -149,12 +150,33 @@ def other_broker_cpu(values: dict[str, Any]) -> None:
     resources["broker_cpu"] = 0.3 if resources["broker_cpu"] != 0.3 else 0.25
 
 
+def overlapping_starts(restarts: list[tuple[str, float, float]]) -> list[str]:
+    """The pods of a roll (`Roll.restarts`) that started before the one before them was Ready:
+    none, in a roll one at a time."""
+    return [
+        name for (_, _, ready), (name, begun, _) in itertools.pairwise(restarts) if begun < ready
+    ]
+
+
 def every_node_cpu(values: dict[str, Any]) -> None:
     """Like `other_broker_cpu`, for the dedicated KRaft controllers' CPU request too: a change
     only a restart applies, of every Kafka pod, controllers and brokers."""
     other_broker_cpu(values)
     quorum = values["sizing"]["cluster"]["quorum"]
     quorum["cpu"] = 0.3 if quorum["cpu"] != 0.3 else 0.25
+
+
+def set_brokers(count: int) -> Callable[[dict[str, Any]], None]:
+    """An edit of the variant's values: `count` brokers, as `kafkastack apply-sizing` of a
+    sizing for `count` writes them (zones in turn)."""
+
+    def edit(values: dict[str, Any]) -> None:
+        values["brokers"] = count
+        cluster = values["sizing"]["cluster"]
+        cluster["brokers"] = count
+        cluster["brokers_per_zone"] = brokers_per_zone(count, len(values["zones"]))
+
+    return edit
 
 
 def set_quorum_nodes(count: int) -> Callable[[dict[str, Any]], None]:

@@ -50,6 +50,11 @@ def second_network(zones: list[str], bridge: str) -> dict[str, Any]:
     }
 
 
+def brokers_per_zone(brokers: int, zones: int) -> list[int]:
+    """Zones in turn, as the sizing places brokers (racks.py)."""
+    return [brokers // zones + (z < brokers % zones) for z in range(zones)]
+
+
 def real_node_overrides(
     values: dict[str, Any], replication_bridge: str | None = None
 ) -> dict[str, Any]:
@@ -85,7 +90,7 @@ def real_node_overrides(
     cluster = result["sizing"]["cluster"]
     zones = len(result["zones"])
     cluster["brokers"] = BROKERS
-    cluster["brokers_per_zone"] = [BROKERS // zones + (z < BROKERS % zones) for z in range(zones)]
+    cluster["brokers_per_zone"] = brokers_per_zone(BROKERS, zones)
     cluster["quorum"].update(cpu=QUORUM_CPU, memory_gib=MEMORY_GIB, heap_gib=HEAP_GIB)
     return result
 

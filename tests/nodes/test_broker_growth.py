@@ -1,0 +1,132 @@
+"""More brokers on real nodes: 3 → 5 through `pulumi up` under an acks=all load, then
+`kafkastack rebalance --stack local`, run as an operator runs it, moves replicas onto the new
+brokers, racks apart, throttled, losing nothing.
+
+The growth creates the two brokers, one after the other, and restarts no running one: the
+variant's brokers are also its KRaft voters, and a change of the voter set restarts nobody
+(docs/provisioning.md, "A changed voter set restarts nobody"); each new broker joins the voter
+set through its own `quorum-membership` container. Kafka places nothing on a new broker by
+itself: before the rebalance, the topic lives on the three old ones.
+
+The CLI runs on this host, whose resolver knows nothing of the cluster: it gets the cluster's
+DNS as its resolver in a mount namespace of its own (`host_clients.with_cluster_dns`), as an
+operator's machine resolves the brokers' advertised names through its own DNS. Its login is
+the stack's admin, from the stack's Secrets."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from infra.localcluster import host_clients
+from infra.localcluster.deployed import DeployedStack
+from infra.localcluster.disruptions import (
+    overlapping_starts,
+    read_back,
+    rolling_change,
+    set_brokers,
+)
+from infra.localcluster.isr_watch import min_isr_seen
+from infra.localcluster.nodes import RealNodes
+from infra.localcluster.real_stack import BROKERS
+from infra.model import labels
+from infra.voter_removal import VoterSet, kubectl_exec
+
+GROWN = BROKERS + 2
+TOPIC = "growth"
+PARTITIONS = 6
+MOVED = re.compile(r"moved (\d+) bytes in ([\d.]+) s")
+
+
+def rebalance(stack: DeployedStack, folder: Path, *extra: str) -> str:
+    """`kafkastack rebalance --stack local` with the variant's stack file, throttled at 1 MB/s,
+    from this host with the cluster's DNS; what it printed (it must exit 0)."""
+    model = stack.model
+    login = host_clients.admin_login(stack.kube, model, folder)
+    command = [
+        str(Path(sys.executable).parent / "kafkastack"),
+        *("rebalance", "--stack", "local", "--stacks-dir", str(stack.stack_file.parent)),
+        *("--bootstrap", f"{model.names.bootstrap_dns}:{model.ports.client}"),
+        *("--client-config", str(host_clients.write_login(login, folder / "admin.conf"))),
+        *("--throttle", "1", *extra),
+    ]
+    done = host_clients.run(
+        host_clients.with_cluster_dns(folder, model.config.namespace, command), timeout=900
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.timeout(1800)
+def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
+    released_nodes: RealNodes, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_nodes = released_nodes
+    added = []
+    stack = DeployedStack(real_nodes, repo_root / "stacks" / "Pulumi.local.yaml", tmp_path)
+    monkeypatch.setenv("KUBECONFIG", str(stack.kube.kubeconfig))  # VoterSet's kubectl
+    try:
+        stack.ensure()
+        client = stack.client()
+        client.create_topic(TOPIC, partitions=PARTITIONS)
+        client.wait_isr(TOPIC, BROKERS)
+        before_acked, errors = client.produce(TOPIC, 6000)
+        assert before_acked and not errors, errors
+        added = real_nodes.add(GROWN - BROKERS)  # zones in turn: the new brokers' zones
+
+        grow = rolling_change(stack, "proof-growth-up", set_brokers(GROWN))
+
+        model = stack.model
+        new = [model.names.pod(b.workload) for b in model.brokers[BROKERS:]]
+        # Only the two new brokers started, one after the other; no running one restarted.
+        assert [name for name, _, _ in grow.restarts] == new, grow.restarts
+        assert overlapping_starts(grow.restarts) == [], grow.restarts
+        assert min_isr_seen(grow.samples) >= model.config.min_insync_replicas
+        assert grow.load.acked and grow.load.lost == [] and grow.load.disorder == []
+        nodes = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in stack.pods(labels.BROKER)}
+        assert {nodes[name] for name in new} == {n.name for n in added}, nodes
+        voters = VoterSet(model, kubectl_exec(stack.namespace)).voters()
+        assert sorted(voters) == [b.node_id for b in model.brokers], voters
+        old_holders = {
+            b for state in client.describe(TOPIC)[TOPIC].values() for b in state.replicas
+        }
+        assert old_holders == {b.node_id for b in model.brokers[:BROKERS]}, old_holders
+        print(
+            f"\nbrokers {BROKERS} → {GROWN} through pulumi up in {grow.seconds:.0f} s: "
+            f"{' then '.join(new)} created, no running pod restarted; min ISR "
+            f"{min_isr_seen(grow.samples)}, {len(grow.load.acked)} acked, 0 lost"
+        )
+
+        run = f"{TOPIC}-load"
+        client.start_producer(run, TOPIC, 100)
+        began = time.monotonic()
+        try:
+            output = rebalance(stack, tmp_path / "rebalance")
+            seconds = time.monotonic() - began
+        finally:
+            acked, errors = client.stop_producer(run)
+        assert "throttled at 1000000 B/s" in output, output
+        moved = MOVED.search(output)
+        assert moved and int(moved.group(1)) > 0, output
+        racks = {b.node_id: b.zone for b in model.brokers}
+        after = client.wait_isr(TOPIC, 3)
+        for state in after.values():
+            assert len({racks[b] for b in state.replicas}) == 3, after  # one replica per zone
+        assert {b for s in after.values() for b in s.replicas} == set(racks), after
+        load = read_back(client, TOPIC, before_acked + acked, errors)
+        assert load.errors == [] and load.lost == [] and load.disorder == [], load.errors
+        # Balanced now: a second plan moves nothing of the topic.
+        again = rebalance(stack, tmp_path / "again", "--dry-run")
+        assert f"  {TOPIC}-" not in again, again
+        print(
+            f"kafkastack rebalance: {moved.group(1)} bytes moved in {moved.group(2)} s at 1 MB/s "
+            f"({seconds:.0f} s with the CLI's start), replicas on all {GROWN} brokers, racks "
+            f"apart; {len(load.acked)} acked, 0 lost"
+        )
+    finally:
+        stack.release()
+        real_nodes.remove(added)
