@@ -21,7 +21,7 @@ from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
 from infra.model import resources as pod_resources
 from infra.model import volumes as data_volumes
-from infra.model.naming import MAX_CLUSTER_NAME, name_problem
+from infra.model.naming import DNS_LABEL_MAX, MAX_CLUSTER_NAME, name_problem
 from infra.network_config import NetworkConfig, check_unshared_ranges
 from infra.network_rules import check_network
 from infra.security_rules import check_security
@@ -101,7 +101,7 @@ def check_safety(c: StackConfig) -> None:
     brokers = c.broker_count
     for key, value, limit in (
         ("cluster_name", c.cluster_name, MAX_CLUSTER_NAME),
-        ("namespace", c.namespace, 63),
+        ("namespace", c.namespace, DNS_LABEL_MAX),
     ):
         problem = name_problem(value, limit)
         if problem:

@@ -7,6 +7,7 @@ rendered affinity rules and binds the rendered claims to node-local volumes.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -252,6 +253,11 @@ class LocalKubernetes:
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
         return list(json.loads(reply.stdout)["items"])
+
+    def secret_data(self, namespace: str, name: str) -> dict[str, bytes]:
+        """Secret `name`'s keys and their decoded values."""
+        reply = self.kubectl("get", "secret", name, "-n", namespace, "-o", "json")
+        return {k: base64.b64decode(v) for k, v in json.loads(reply.stdout)["data"].items()}
 
     def wait_scheduled(
         self, namespace: str, expected: int, timeout: float = 120

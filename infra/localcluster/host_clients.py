@@ -11,9 +11,6 @@ from its Secret, the CA from the stack's CA Secret.
 
 from __future__ import annotations
 
-import base64
-import json
-import subprocess
 from pathlib import Path
 
 from infra.localcluster.control_plane import LocalKubernetes
@@ -39,11 +36,6 @@ def with_cluster_dns(folder: Path, namespace: str, argv: list[str]) -> list[str]
     return [*private, "sh", "-c", bind, str(resolv), *argv]
 
 
-def _secret(kube: LocalKubernetes, namespace: str, name: str, key: str) -> bytes:
-    reply = kube.kubectl("get", "secret", name, "-n", namespace, "-o", "json")
-    return base64.b64decode(json.loads(reply.stdout)["data"][key])
-
-
 def admin_login(kube: LocalKubernetes, model: ClusterModel, folder: Path) -> dict[str, str]:
     """librdkafka settings of the stack's admin on the CLIENT listener (SCRAM, over TLS when
     the stack says so), its CA written under `folder`."""
@@ -51,7 +43,7 @@ def admin_login(kube: LocalKubernetes, model: ClusterModel, folder: Path) -> dic
     if c.security.client_auth != "scram-sha-512":
         raise ValueError(f"{c.security.client_auth} logins are not covered here")
     admin = c.security.admin_user
-    password = _secret(kube, c.namespace, scram_secret_name(model, admin), "password")
+    password = kube.secret_data(c.namespace, scram_secret_name(model, admin))["password"]
     settings = {
         "security.protocol": client_protocol(model),
         "sasl.mechanism": "SCRAM-SHA-512",
@@ -61,7 +53,7 @@ def admin_login(kube: LocalKubernetes, model: ClusterModel, folder: Path) -> dic
     if settings["security.protocol"] == "SASL_SSL":
         folder.mkdir(parents=True, exist_ok=True)
         ca = folder / "ca.crt"
-        ca.write_bytes(_secret(kube, c.namespace, model.names.ca, "ca.crt"))
+        ca.write_bytes(kube.secret_data(c.namespace, model.names.ca)["ca.crt"])
         settings["ssl.ca.location"] = str(ca)
     return settings
 
@@ -72,7 +64,3 @@ def write_login(settings: dict[str, str], path: Path) -> Path:
     path.chmod(0o600)  # before the password is in it, whoever made the file
     path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
     return path
-
-
-def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)

@@ -28,7 +28,7 @@ from infra.model.broker_config import listener_protocols
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import CONFIG_DIR, KAFKA_BIN, METADATA_DIR
-from infra.model.quorum import BOOTSTRAP_SETTING
+from infra.model.quorum import BOOTSTRAP_SETTING, voter_address
 from infra.model.resources import sidecar
 
 # The initial voter set (`--initial-controllers`), a file of the voter's ConfigMap rather than
@@ -145,7 +145,7 @@ def membership_script(model: ClusterModel, node: Node, config_file: str) -> str:
     node_id = node.node_id
     admin_file = '"$admin"'
     discovery = re.escape(BOOTSTRAP_SETTING)
-    own = f"{node.replication_host}:{model.ports.controller}"
+    own = voter_address(model, node)
     voters_of_mine = (
         f"sed -n 's/^CurrentVoters:[[:space:]]*//p' | "
         f'grep -o \'"id": *{node_id}, *"directoryId": *"[^"]*"\' | '

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 # Kubernetes object names that are also DNS labels (pods, Services, the `job-name` and
 # `controller-revision-hash` labels): lowercase letters, digits and '-', at most 63 characters.
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_LABEL_MAX = 63
 # The longest name built on the cluster's: a StatefulSet's revision label adds 11 characters to
 # `<cluster>-controller-9004` (63 in all), a Job's name 26 (`-dynamic-settings-` and a hash).
 MAX_CLUSTER_NAME = 30

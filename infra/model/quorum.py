@@ -83,9 +83,14 @@ class KRaftQuorum:
         return model.initial_controllers
 
 
+def voter_address(model: Cluster, voter: Node) -> str:
+    """A voter's controller listener, `host:port`, as the other nodes list it."""
+    return f"{voter.replication_host}:{model.ports.controller}"
+
+
 def voter_addresses(model: Cluster) -> str:
     """The voters' controller listeners, `host:port,...`: where a node finds the quorum."""
-    return ",".join(f"{v.replication_host}:{model.ports.controller}" for v in model.voters)
+    return ",".join(voter_address(model, v) for v in model.voters)
 
 
 @dataclass(frozen=True)

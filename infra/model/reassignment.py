@@ -15,6 +15,7 @@ choosing a leader among a partition's replicas moves no data.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from infra.errors import ConfigError
@@ -100,9 +101,7 @@ def plan(
             "replicas; drain fewer brokers or lower the topics' replication factor first"
         )
     new = {p: [b for b in r if b in target_racks] for p, r in sorted(assignment.items())}
-    count = Counter({b: 0 for b in targets})
-    for replicas in new.values():
-        count.update(replicas)
+    count = _held(new.values(), targets)
     # Replicas on brokers being removed go to the least loaded broker that fits.
     for p, replicas in new.items():
         wanted = len(assignment[p])
@@ -119,13 +118,8 @@ def plan(
     # where its load stays. Then the totals, which the topics' spreads leave nearly even.
     for topic in sorted({t for t, _ in new}):
         of_topic = {p: r for p, r in new.items() if p[0] == topic}  # the same lists as `new`
-        topic_count = Counter({b: 0 for b in targets})
-        for replicas in of_topic.values():
-            topic_count.update(replicas)
-        _spread(of_topic, target_racks, topic_count)
-    count = Counter({b: 0 for b in targets})
-    for replicas in new.values():
-        count.update(replicas)
+        _spread(of_topic, target_racks, _held(of_topic.values(), targets))
+    count = _held(new.values(), targets)
     _spread(new, target_racks, count)
     leaders = _balance_leaders(new, assignment)
     moves = tuple(
@@ -134,6 +128,14 @@ def plan(
         if tuple(r) != tuple(assignment[p])
     )
     return Plan(moves, dict(count), leaders)
+
+
+def _held(assignments: Iterable[list[int]], brokers: list[int]) -> Counter[int]:
+    """Broker → the replicas it holds in `assignments` (every one of `brokers`, even at 0)."""
+    count = Counter({b: 0 for b in brokers})
+    for replicas in assignments:
+        count.update(replicas)
+    return count
 
 
 def _spread(new: dict[Partition, list[int]], racks: dict[int, str], count: Counter[int]) -> None:

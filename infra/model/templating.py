@@ -59,31 +59,33 @@ def render(template: str, **values: object) -> str:
     return environment().get_template(template).render(**values)
 
 
-def broker_config(model: ClusterModel, node: Node, leave_out: frozenset[str] = frozenset()) -> str:
-    sections = [
+Sections = list[tuple[str, dict[str, str]]]
+
+
+def _leaving_out(sections: Sections, leave_out: frozenset[str]) -> Sections:
+    return [
         (title, {k: v for k, v in values.items() if k not in leave_out})
-        for title, values in broker_properties(model, node).sections
+        for title, values in sections
     ]
+
+
+def broker_config(model: ClusterModel, node: Node, leave_out: frozenset[str] = frozenset()) -> str:
     return render(
         "kafka/server.properties.j2",
         title=f"Kafka broker {node.node_id} ({node.zone})",
         environment=model.config.environment,
-        sections=sections,
+        sections=_leaving_out(broker_properties(model, node).sections, leave_out),
     )
 
 
 def controller_config(
     model: ClusterModel, node: Node, leave_out: frozenset[str] = frozenset()
 ) -> str:
-    sections = [
-        (title, {k: v for k, v in values.items() if k not in leave_out})
-        for title, values in controller_properties(model, node).sections
-    ]
     return render(
         "kafka/server.properties.j2",
         title=f"KRaft controller {node.node_id} ({node.zone})",
         environment=model.config.environment,
-        sections=sections,
+        sections=_leaving_out(controller_properties(model, node).sections, leave_out),
     )
 
 

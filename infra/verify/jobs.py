@@ -29,14 +29,11 @@ if TYPE_CHECKING:
 def rendered_job(render_dir: Path, name: str) -> dict[str, Any]:
     """The rendered Job `name` (its name label: the Job's own name carries its content's hash,
     infra/model/admin_client.py)."""
-    found = [
-        job
+    jobs = [
+        yaml.safe_load(path.read_text(encoding="utf-8"))
         for path in sorted((render_dir / "kubernetes" / "Job").glob("*.yaml"))
-        if (job := yaml.safe_load(path.read_text(encoding="utf-8")))["metadata"]["labels"].get(
-            labels.NAME
-        )
-        == name
     ]
+    found = [job for job in jobs if job["metadata"]["labels"].get(labels.NAME) == name]
     if len(found) != 1:
         raise VerifyError(f"{render_dir}: {len(found)} rendered Jobs named {name}: render again")
     return dict(found[0])

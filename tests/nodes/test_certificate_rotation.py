@@ -10,8 +10,6 @@ the same pods and containers, and clients keep working.
 
 from __future__ import annotations
 
-import base64
-import json
 import socket
 import ssl
 import time
@@ -44,8 +42,7 @@ def served_serial(address: str, port: int, name: str, ca: Path, identity: Path) 
 
 
 def secret_files(stack: DeployedStack, secret: str, folder: Path) -> dict[str, bytes]:
-    reply = stack.kube.kubectl("get", "secret", "-n", stack.namespace, secret, "-o", "json")
-    data = {k: base64.b64decode(v) for k, v in json.loads(reply.stdout)["data"].items()}
+    data = stack.kube.secret_data(stack.namespace, secret)
     folder.mkdir(parents=True, exist_ok=True)
     for key, value in data.items():
         (folder / key).write_bytes(value)
