@@ -39,6 +39,10 @@ class StorageConfig(_Model):
     type: str | None = Field(default=None, description="volume type; default: sizing")
 
 
+# Options that size the heap: the heap is the sizing's (`broker_heap_gib`), in KAFKA_HEAP_OPTS.
+_HEAP_OPTION = re.compile(r"-(Xm[sx]|XX:(Max|Min|Initial)(HeapSize|RAMPercentage)=)")
+
+
 class ResourcesConfig(_Model):
     """Overrides of sizing: the broker's (small environments: a kwok cluster has no real capacity)
     and what the nodes' daemon sets take."""
@@ -50,6 +54,36 @@ class ResourcesConfig(_Model):
     # default is the sizing's (`kafkastack size`: 0.5 vCPU and 1 GiB).
     daemonset_cpu: float | None = Field(default=None, ge=0, description="vCPUs per node")
     daemonset_memory_gib: float | None = Field(default=None, ge=0, description="GiB per node")
+    # The Kafka servers' KAFKA_JVM_PERFORMANCE_OPTS, in place of the image's defaults (G1 and both
+    # JIT compilers): the committed local stack runs the C1 compiler alone (docs/provisioning.md).
+    server_jvm_options: str | None = Field(
+        default=None,
+        description="JVM options of brokers and controllers in place of the image's "
+        "KAFKA_JVM_PERFORMANCE_OPTS; the heap is the sizing's",
+    )
+
+    @field_validator("server_jvm_options")
+    @classmethod
+    def _jvm_options(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        words = value.split()
+        if not words:
+            raise ValueError("is empty: leave the key out to keep the image's JVM options")
+        if any(mark in value for mark in "'\"$`\\"):
+            raise ValueError(
+                "the image's start script splits the options on spaces and passes each word as "
+                "it is: write them without quotes, $ or backslashes"
+            )
+        for word in words:
+            if not word.startswith("-"):
+                raise ValueError(f"{word!r} is not a JVM option: each starts with '-'")
+            if _HEAP_OPTION.match(word):
+                raise ValueError(
+                    f"{word} sizes the heap, which follows the sizing: set "
+                    "resources.broker_heap_gib instead"
+                )
+        return value
 
 
 class StackConfig(_Model):

@@ -71,11 +71,10 @@ def real_node_overrides(
     # Brokers and controllers never share a node (required anti-affinity), and there are three
     # nodes: the brokers are the KRaft controllers (combined mode, local/dev only).
     result["quorum"] = {"kind": "kraft", "combined": True}
-    result["resources"] = {
-        "broker_cpu": BROKER_CPU,
-        "broker_memory_gib": MEMORY_GIB,
-        "broker_heap_gib": HEAP_GIB,
-    }
+    # The committed stack's other resource settings (its servers' JVM options) stay.
+    result.setdefault("resources", {}).update(
+        broker_cpu=BROKER_CPU, broker_memory_gib=MEMORY_GIB, broker_heap_gib=HEAP_GIB
+    )
     result.setdefault("external", {})["replicas"] = 1
     # The CLIENT listener as production renders it (SCRAM over TLS; local/dev default to
     # plaintext SCRAM): the proofs' in-cluster clients log in through it.

@@ -90,11 +90,19 @@ SIDECAR_TOOL_HEAP = "-Xmx128m"
 # time too. KAFKA_JVM_PERFORMANCE_OPTS replaces the defaults in kafka-run-class.sh (upstream's
 # and the local image's alike).
 TOOL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
+JVM_PERFORMANCE_VARIABLE = "KAFKA_JVM_PERFORMANCE_OPTS"
 
 
 def tool_jvm_env() -> dict[str, str]:
     """The environment entry that starts a container's Kafka tools with `TOOL_JVM_OPTIONS`."""
-    return {"name": "KAFKA_JVM_PERFORMANCE_OPTS", "value": TOOL_JVM_OPTIONS}
+    return {"name": JVM_PERFORMANCE_VARIABLE, "value": TOOL_JVM_OPTIONS}
+
+
+def server_jvm_env(c: StackConfig) -> list[dict[str, str]]:
+    """A Kafka server's JVM options as the stack sets them (`resources.server_jvm_options`), or
+    nothing: the image's start script then uses its own defaults."""
+    options = c.resources.server_jvm_options
+    return [{"name": JVM_PERFORMANCE_VARIABLE, "value": options}] if options else []
 
 
 def sidecar(

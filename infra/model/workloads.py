@@ -35,7 +35,7 @@ from infra.model.paths import (
 )
 from infra.model.pod_security import container_security_context, pod_security_context
 from infra.model.probes import TERMINATION_GRACE_SECONDS, kafka_probes, zookeeper_probes
-from infra.model.resources import INIT_STEP, server_resources, tool_jvm_env
+from infra.model.resources import INIT_STEP, server_jvm_env, server_resources, tool_jvm_env
 from infra.model.security import scram_secret_name
 from infra.model.storage import claim_template
 from infra.model.volumes import broker_metadata_gib
@@ -225,6 +225,7 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
             _logging_env(model),
             {"name": "KAFKA_OPTS", "value": _kafka_opts(model)},
             {"name": "LOG_DIR", "value": SCRIPT_LOG_DIR},
+            *server_jvm_env(c),
         ],
         "ports": ports,
         "resources": server_resources(c, cpu, memory),

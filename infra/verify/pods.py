@@ -33,10 +33,14 @@ import yaml
 
 from infra.image_config import JMX_AGENT_VERSION
 from infra.model import certificate_reload, membership
+from infra.model.resources import JVM_PERFORMANCE_VARIABLE
 from infra.toolchain import cache_dir, kafka_jvm_classes
 from infra.verify.errors import VerifyError
 
 RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
+# kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS when a pod sets none (the collector of its
+# defaults; ZooKeeper's scripts start it the same way).
+IMAGE_PERFORMANCE_OPTIONS = "-XX:+UseG1GC -Djava.awt.headless=true"
 # The pod's volumes the harness lays out from the manifest (the others, config, TLS, data and
 # the agent, it maps itself): the voters' birth record (an optional ConfigMap, which exists only
 # once created), their membership container's emptyDir and the keystore reloader's.
@@ -185,6 +189,16 @@ def jvm_options(pod: dict[str, Any]) -> str:
         for variable in container.get("env", [])
         if variable["name"] in ("KAFKA_OPTS", "SERVER_JVMFLAGS") and "value" in variable
     )
+
+
+def performance_options(pod: dict[str, Any]) -> str:
+    """The JVM options the image's start script gives the server: the pod's
+    KAFKA_JVM_PERFORMANCE_OPTS when it sets them, else the harness's stand-in for the image's
+    defaults (the G1 collector)."""
+    for variable in pod["containers"][0].get("env", []):
+        if variable["name"] == JVM_PERFORMANCE_VARIABLE and "value" in variable:
+            return str(variable["value"])
+    return IMAGE_PERFORMANCE_OPTIONS
 
 
 def fetches_agent(pod: dict[str, Any]) -> bool:

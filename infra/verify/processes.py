@@ -247,9 +247,6 @@ class ProcessCluster(ClientAccess, PodSteps):
     def _secret_volumes(self, node: Node) -> list[tuple[Path, str]]:
         return pods.secret_volumes(self._pod(node), self.secrets, node.workdir)
 
-    def _jvm_options(self, node: Node) -> str:
-        return pods.jvm_options(self._pod(node))
-
     def _run_init_containers(self, node: Node) -> None:
         for container in pods.init_containers(self.render_dir, node.name):
             env = pods.environment(container, self.secrets)
@@ -270,10 +267,7 @@ class ProcessCluster(ClientAccess, PodSteps):
     def _java(self, main: str, *args: str, options: str = "", classpath: str = "") -> str:
         quoted = " ".join(f"'{a}'" for a in args)
         classes = f"-cp '{classpath}'" if classpath else kafka_jvm_classes(self.lib)
-        return (
-            f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m -XX:+UseG1GC -Djava.awt.headless=true "
-            f"{options} {classes} {main} {quoted}"
-        )
+        return f"java -Xms{self.heap_mb}m -Xmx{self.heap_mb}m {options} {classes} {main} {quoted}"
 
     def _log_option(self, node: Node) -> str:
         config = node.entry["paths"]["config"]
@@ -321,7 +315,9 @@ class ProcessCluster(ClientAccess, PodSteps):
     # ----- processes ------------------------------------------------------------------------
     def start_node(self, name: str, wait: bool = True) -> None:
         node = self.node(name)
-        options = f"{self._log_option(node)} {self._jvm_options(node)}"
+        pod = self._pod(node)
+        jvm = (pods.performance_options(pod), self._log_option(node), pods.jvm_options(pod))
+        options = " ".join(jvm)
         main, classpath = "kafka.Kafka", ""
         if node.role == "zookeeper":
             # As zkServer.sh: the config folder first (logback.xml), then ZooKeeper's jars.

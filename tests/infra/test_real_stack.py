@@ -51,6 +51,9 @@ def test_real_node_variant_is_three_small_brokers_on_one_network_awaited(
     # Everything else is the committed local stack's.
     committed = load_stack(repo_root / "stacks", "local")
     assert (config.zones, config.external.domain) == (committed.zones, committed.external.domain)
+    # The smaller servers keep the committed stack's JVM options (they were dropped once).
+    server_jvm = committed.resources.server_jvm_options
+    assert server_jvm and config.resources.server_jvm_options == server_jvm
 
 
 def test_zookeeper_variant_is_kafka_3_9_with_an_ensemble_on_the_images_built_here(

@@ -18,6 +18,7 @@ from infra.model import resources, workloads
 from infra.model.cluster import ClusterModel
 from infra.model.desired import desired_state
 from infra.model.resources import cpu_quantity, memory_quantity
+from infra.verify import pods as verify_pods
 from spark_sizing.allocatable import SIDECAR_CPU, SIDECAR_MEMORY_GIB
 from tests.infra.conftest import base_values, config_of, sizing_cluster
 
@@ -212,9 +213,12 @@ def test_every_container_running_a_kafka_tool_starts_it_as_a_tool(
     environment: str, repo_root: Path
 ) -> None:
     """Init containers, sidecars and admin Jobs start one tool JVM per action: without the C2
-    compiler and G1 (`TOOL_JVM_OPTIONS`). The broker's and controller's own JVM keeps the
-    image's defaults."""
-    model = ClusterModel.from_config(load_stack(repo_root / "stacks", environment))
+    compiler and G1 (`TOOL_JVM_OPTIONS`). The broker's and controller's own JVM takes the
+    stack's `resources.server_jvm_options` (the local stack's: C1 alone), else the image's
+    defaults."""
+    config = load_stack(repo_root / "stacks", environment)
+    model = ClusterModel.from_config(config)
+    servers = 0
     tools: set[str] = set()
     for concern in desired_state(model):
         for declared in concern.objects:
@@ -224,10 +228,13 @@ def test_every_container_running_a_kafka_tool_starts_it_as_a_tool(
                 env = {e["name"]: e.get("value") for e in container.get("env", [])}
                 options = env.get("KAFKA_JVM_PERFORMANCE_OPTS")
                 if container["name"] == "kafka":
-                    assert options is None, declared.logical
+                    assert options == config.resources.server_jvm_options, declared.logical
+                    servers += 1
                 elif "/opt/kafka/bin/" in " ".join(container["command"]):
                     tools.add(container["name"])
                     assert options == resources.TOOL_JVM_OPTIONS, container["name"]
+    assert servers == len(model.brokers) + len([n for n in model.quorum if n.role == "controller"])
+    assert (config.resources.server_jvm_options is None) == (environment != "local")
     assert {"keystore-reloader", "kafka-dynamic-settings"} <= tools
     if environment == "dev":  # ZooKeeper mode writes its SCRAM users with Kafka's tools
         assert "scram-users" in tools
@@ -235,3 +242,40 @@ def test_every_container_running_a_kafka_tool_starts_it_as_a_tool(
         assert "format-storage" in tools
     if environment == "local":  # combined brokers are voters: their membership sidecar
         assert "quorum-membership" in tools
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ("-XX:+UseG1GC -Xmx4g", "-Xmx4g sizes the heap, which follows the sizing"),
+        ("-XX:MaxRAMPercentage=75", "sizes the heap"),
+        ("-XX:+UseG1GC UseSerialGC", "'UseSerialGC' is not a JVM option"),
+        ("-Dname='a b'", "without quotes, $ or backslashes"),
+        ("-Dhome=$HOME", "without quotes, $ or backslashes"),
+        ("  ", "is empty"),
+    ],
+)
+def test_server_jvm_options_the_start_script_cannot_pass_as_meant_are_refused(
+    options: str, words: str
+) -> None:
+    message = refusal(resources={"server_jvm_options": options})
+    assert message.startswith("kafkastack:resources.server_jvm_options:"), message
+    assert words in message, message
+
+
+@pytest.mark.parametrize("environment", ["local", "prod"])
+def test_the_harness_starts_a_server_with_the_jvm_options_its_pod_sets(
+    environment: str, repo_root: Path
+) -> None:
+    """The kafka tier's servers take their JVM options from the rendered pod, as the image's
+    start script does (infra/verify/pods.py): the local stack's, or the image's collector."""
+    config = load_stack(repo_root / "stacks", environment)
+    model = ClusterModel.from_config(config)
+    broker = next(
+        declared.manifest
+        for concern in desired_state(model)
+        for declared in concern.objects
+        if declared.kind == "StatefulSet" and declared.logical == model.brokers[0].workload
+    )
+    options = verify_pods.performance_options(broker["spec"]["template"]["spec"])
+    assert options == (config.resources.server_jvm_options or verify_pods.IMAGE_PERFORMANCE_OPTIONS)

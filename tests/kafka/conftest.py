@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from infra import render
 from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
+from tests.conftest import REPO_ROOT
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
 from tests.ordering import order_within
@@ -37,6 +39,13 @@ ORDERS_GRANTS = [
 ]
 
 
+def local_server_jvm_options() -> str:
+    """The committed local stack's `resources.server_jvm_options`: this tier's Kafka servers
+    start as a local cluster's do."""
+    document = yaml.safe_load((REPO_ROOT / "stacks" / "Pulumi.local.yaml").read_text())
+    return str(document["config"]["kafkastack:resources"]["server_jvm_options"])
+
+
 def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
     sizing = {
         "schema_version": "1.0",
@@ -48,6 +57,7 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
         "brokers": brokers,
         "sizing": sizing,
         "external": {"mode": "haproxy", "domain": DOMAIN},
+        "resources": {"server_jvm_options": local_server_jvm_options()},
         # The second network (on-prem shape), so replication's separation can be measured.
         "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
         **overrides,
