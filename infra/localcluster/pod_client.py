@@ -24,6 +24,8 @@ from infra.model.cluster import ClusterModel
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 QUORUM_COMMAND = "org.apache.kafka.tools.MetadataQuorumCommand"
 PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
+PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
+FILL_RECORD_BYTES = 1_000
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 # A tool's JVM is small: several share the client pod beside the brokers on two cores.
 TOOL_HEAP = "-Xmx256m"
@@ -253,6 +255,16 @@ class PodClient:
         args = self.producer_args(topic, count, keys, throughput=-1)
         out = self.exec_sh(self.tool_command(PRODUCER, args, external)).stdout
         return parse_acked(out)
+
+    def fill(self, topic: str, megabytes: int) -> None:
+        """Write `megabytes` MB to `topic` in records of 1 kB as fast as the cluster takes them
+        (ProducerPerformance, acks=all): data for a reassignment to carry."""
+        args = [
+            "--topic", topic, "--num-records", str(megabytes * 1_000_000 // FILL_RECORD_BYTES),
+            "--record-size", str(FILL_RECORD_BYTES), "--throughput", "-1",
+            self.options["producer"], client_pod.PRODUCER_PROPERTIES,
+        ]  # fmt: skip
+        self.exec_sh(self.tool_command(PERFORMANCE, args))
 
     def start_producer(self, run: str, topic: str, throughput: int, keys: int = 16) -> None:
         """A producer in the background until stop_producer(run): about `throughput` records/s."""

@@ -2,6 +2,13 @@
 `kafkastack rebalance --stack local`, run as an operator runs it, moves replicas onto the new
 brokers, racks apart, throttled, losing nothing.
 
+The throttle is seen in the move's duration: each new broker copies about 6 MB at 0.25 MB/s.
+Kafka's replication quota measures its rate over at least ten one-second windows, so a broker
+may copy ten windows' worth (2.5 MB here) at once before the quota bites; beyond that, copying
+B bytes takes at least B / throttle. So the busiest receiving broker copies well over that
+allowance, and the move must last about as long as its bytes take at the throttle (unthrottled,
+the same bytes move in a few seconds on this machine).
+
 The growth creates the two brokers, one after the other, and restarts no running one: the
 variant's brokers are also its KRaft voters, and a change of the voter set restarts nobody
 (docs/provisioning.md, "A changed voter set restarts nobody"); each new broker joins the voter
@@ -40,12 +47,21 @@ from infra.voter_removal import VoterSet, kubectl_exec
 GROWN = BROKERS + 2
 TOPIC = "growth"
 PARTITIONS = 6
+# Bulk data beside the keyed records, for the throttle to show: about 6 MB reach each new broker.
+BULK = "bulk"
+BULK_MB = 12
+THROTTLE_MB_S = 0.25
+QUOTA_WINDOWS = 10  # Kafka's replication quota: 11 one-second samples, rated over at least 10
+# The quota's ten-window allowance makes the bound B / throttle exact only beyond it; the margin
+# covers the first window and the progress poll's rounding.
+THROTTLE_MARGIN = 0.8
 MOVED = re.compile(r"moved (\d+) bytes in ([\d.]+) s")
+COPIED = re.compile(r"bytes copied per receiving broker: (.*)")
 
 
 def rebalance(stack: DeployedStack, folder: Path, *extra: str) -> str:
-    """`kafkastack rebalance --stack local` with the variant's stack file, throttled at 1 MB/s,
-    from this host with the cluster's DNS; what it printed (it must exit 0)."""
+    """`kafkastack rebalance --stack local` with the variant's stack file, throttled, from this
+    host with the cluster's DNS; what it printed (it must exit 0)."""
     model = stack.model
     login = host_clients.admin_login(stack.kube, model, folder)
     command = [
@@ -53,7 +69,7 @@ def rebalance(stack: DeployedStack, folder: Path, *extra: str) -> str:
         *("rebalance", "--stack", "local", "--stacks-dir", str(stack.stack_file.parent)),
         *("--bootstrap", f"{model.names.bootstrap_dns}:{model.ports.client}"),
         *("--client-config", str(host_clients.write_login(login, folder / "admin.conf"))),
-        *("--throttle", "1", *extra),
+        *("--throttle", str(THROTTLE_MB_S), *extra),
     ]
     done = subprocess.run(
         host_clients.with_cluster_dns(folder, model.config.namespace, command),
@@ -81,6 +97,8 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
         client.wait_isr(TOPIC, BROKERS)
         before_acked, errors = client.produce(TOPIC, 6000)
         assert before_acked and not errors, errors
+        client.create_topic(BULK, partitions=PARTITIONS)
+        client.fill(BULK, BULK_MB)
         added = real_nodes.add(GROWN - BROKERS)  # zones in turn: the new brokers' zones
 
         grow = rolling_change(stack, "proof-growth-up", set_brokers(GROWN))
@@ -114,9 +132,15 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
             seconds = time.monotonic() - began
         finally:
             acked, errors = client.stop_producer(run)
-        assert "throttled at 1000000 B/s" in output, output
-        moved = MOVED.search(output)
-        assert moved and int(moved.group(1)) > 0, output
+        throttle = round(THROTTLE_MB_S * 1_000_000)
+        assert f"throttled at {throttle} B/s" in output, output
+        moved, copied = MOVED.search(output), COPIED.search(output)
+        assert moved and copied, output
+        per_broker = dict(map(int, pair.split(":")) for pair in copied.group(1).split(", "))
+        busiest = max(per_broker.values())
+        assert busiest > 1.5 * QUOTA_WINDOWS * throttle, per_broker  # beyond its allowance
+        move_seconds = float(moved.group(2))
+        assert move_seconds >= THROTTLE_MARGIN * busiest / throttle, output
         racks = {b.node_id: b.zone for b in model.brokers}
         after = client.wait_isr(TOPIC, 3)
         for state in after.values():
@@ -124,13 +148,14 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
         assert {b for s in after.values() for b in s.replicas} == set(racks), after
         load = read_back(client, TOPIC, before_acked + acked, errors)
         assert load.errors == [] and load.lost == [] and load.disorder == [], load.errors
-        # Balanced now: a second plan moves nothing of the topic.
+        # Balanced now: a second plan moves nothing of either topic.
         again = rebalance(stack, tmp_path / "again", "--dry-run")
-        assert f"  {TOPIC}-" not in again, again
+        assert f"  {TOPIC}-" not in again and f"  {BULK}-" not in again, again
         print(
-            f"kafkastack rebalance: {moved.group(1)} bytes moved in {moved.group(2)} s at 1 MB/s "
-            f"({seconds:.0f} s with the CLI's start), replicas on all {GROWN} brokers, racks "
-            f"apart; {len(load.acked)} acked, 0 lost"
+            f"kafkastack rebalance: {moved.group(1)} bytes moved in {move_seconds:.1f} s at "
+            f"{THROTTLE_MB_S} MB/s ({seconds:.0f} s with the CLI's start); the busiest new "
+            f"broker copied {busiest} B, {busiest / move_seconds / 1e6:.2f} MB/s; replicas on all "
+            f"{GROWN} brokers, racks apart; {len(load.acked)} acked, 0 lost"
         )
     finally:
         stack.release()
