@@ -9,15 +9,16 @@ Missing parts (jars, haproxy, namespaces) fail the tier with the reason; nothing
 from __future__ import annotations
 
 import datetime
+import functools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from infra import render
+from infra.config import load_stack
 from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
 from tests.conftest import REPO_ROOT
@@ -39,11 +40,11 @@ ORDERS_GRANTS = [
 ]
 
 
-def local_server_jvm_options() -> str:
-    """The committed local stack's `resources.server_jvm_options`: this tier's Kafka servers
-    start as a local cluster's do."""
-    document = yaml.safe_load((REPO_ROOT / "stacks" / "Pulumi.local.yaml").read_text())
-    return str(document["config"]["kafkastack:resources"]["server_jvm_options"])
+@functools.cache
+def local_server_jvm_options() -> str | None:
+    """The committed local stack's `resources.server_jvm_options` (read once, through the
+    stack loader): this tier's Kafka servers start as a local cluster's do."""
+    return load_stack(REPO_ROOT / "stacks", "local").resources.server_jvm_options
 
 
 def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
