@@ -12,6 +12,10 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
 command -v umoci >/dev/null 2>&1 || need+=(umoci)
 [ -x /bin/busybox ] || need+=(busybox-static)
+# The real nodes' expandable volumes (infra/localcluster/loop_volume_driver.sh): XFS, which
+# grows online, and jq for the FlexVolume protocol's JSON.
+command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
+command -v jq >/dev/null 2>&1 || need+=(jq)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "kafkastack: installing Debian packages: ${need[*]}" >&2
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -23,10 +23,13 @@ import yaml
 
 from infra import toolchain
 from infra.localcluster import cert_manager, host
+from infra.localcluster.loop_volumes import backing_file
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
+
+
 # kwokctl's kwok fakes every node by default, real ones too (their heartbeats and pod status):
 # it keeps to the nodes created here as fake (annotated kwok.x-k8s.io/node=fake). The apiserver
 # reaches a real node's kubelet at its InternalIP: its hostname (the kubelet's
@@ -222,9 +225,10 @@ class LocalKubernetes:
 
     def release_stack(self, namespace: str, storage_classes: list[str]) -> None:
         """Delete a stack's namespace and StorageClasses (cluster-wide: another stack's engine
-        would find them taken) and free the node-local volumes its claims held (folders emptied,
-        PersistentVolumes deleted; `add_volumes` creates them again), so another stack can run
-        from scratch: volumes are Retained, and a Released one binds no more.
+        would find them taken) and free the volumes its claims held and the unclaimed ones of
+        its classes (folders or loop files removed, PersistentVolumes deleted; `add_volumes` or
+        the loop provisioner makes them again), so another stack can run from scratch: volumes
+        are Retained, and a Released one binds no more.
 
         Its pods go first, each within a second: the stack and its data are thrown away, and a
         graceful stop would take the whole grace period (probes.TERMINATION_GRACE_SECONDS)
@@ -240,15 +244,24 @@ class LocalKubernetes:
         self.kubectl("delete", "namespace", namespace, "--wait=true", check=False)
         for name in storage_classes:
             self.kubectl("delete", "storageclass", name, "--ignore-not-found", check=False)
+        # Its volumes: those its claims held, and the unclaimed ones of its classes (a stack
+        # of the same class names with another provisioner must not bind these).
         reply = self.kubectl("get", "persistentvolumes", "-o", "json")
-        for volume in json.loads(reply.stdout)["items"]:
-            claim = volume["spec"].get("claimRef") or {}
-            if claim.get("namespace") != namespace:
-                continue
-            self.kubectl("delete", "pv", volume["metadata"]["name"], "--wait=true", check=False)
-            folder = Path(volume["spec"].get("local", {}).get("path", ""))
-            if folder.is_dir() and folder != FAKE_VOLUME_ROOT:
-                shutil.rmtree(folder, ignore_errors=True)
+        freed = [
+            v
+            for v in json.loads(reply.stdout)["items"]
+            if (v["spec"].get("claimRef") or {}).get("namespace", namespace) == namespace
+            and (v["spec"].get("claimRef") or v["spec"].get("storageClassName") in storage_classes)
+        ]
+        if freed:
+            names = [v["metadata"]["name"] for v in freed]
+            self.kubectl("delete", "pv", "--wait=true", *names, check=False)
+        for volume in freed:
+            leftover = volume_leftover(volume, self.workdir / "nodes")
+            if leftover is not None and leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            elif leftover is not None:
+                leftover.unlink(missing_ok=True)
 
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
@@ -286,6 +299,21 @@ def real_node_volumes(folder: Path) -> dict[str, Path]:
     return {
         spec.parent.name: spec.parent / "volumes" for spec in sorted(folder.glob("*/node.json"))
     }
+
+
+def volume_leftover(volume: dict[str, Any], nodes_folder: Path) -> Path | None:
+    """What a released volume leaves on this machine: a loop volume's file or a real node's
+    `local` folder, and only if it lies in the real nodes' folder. A fake node's path (never
+    created) and anything else are not ours to remove: a volume without a path once made this
+    the working directory, and releasing a stack removed the checkout."""
+    found = backing_file(volume)
+    if found is None:
+        local = (volume["spec"].get("local") or {}).get("path")
+        found = Path(local) if local else None
+    if found is None or not found.is_absolute():
+        return None
+    normal = Path(os.path.normpath(found))
+    return normal if normal.is_relative_to(nodes_folder) and normal != nodes_folder else None
 
 
 def _documents(objects: list[dict[str, Any]]) -> str:

@@ -21,6 +21,7 @@ import yaml
 from infra.config import load_stack
 from infra.config_base import NAMESPACE
 from infra.engine import Engine, Preview
+from infra.localcluster import loop_provisioner
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
@@ -100,6 +101,7 @@ class DeployedStack:
         next `ensure()` deploys it again from scratch."""
         if self.config is not None:
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
+        loop_provisioner.stop_provisioning(self.kube.name)
         self._deployed_on = []
         self._client = None
 

@@ -80,6 +80,11 @@ class NodeSpec:
         return self.workdir / self.name
 
     @property
+    def volume_plugin_dir(self) -> Path:
+        """The kubelet's FlexVolume drivers (loop_volumes.install_driver)."""
+        return self.dir / "volume-plugins"
+
+    @property
     def bridge(self) -> str:
         """Linux interface names are at most 15 characters: nodes-<cluster tag>-<index>."""
         return f"nodes-{_cluster_tag(self.cluster)}-{self.index}"
@@ -240,7 +245,7 @@ def kubelet_config(node: NodeSpec) -> str:
         "clusterDNS": [DNS_SERVICE_IP],
         "clusterDomain": CLUSTER_DOMAIN,
         "podLogsDir": str(node.dir / "pod-logs"),
-        "volumePluginDir": str(node.dir / "volume-plugins"),
+        "volumePluginDir": str(node.volume_plugin_dir),
         # Imported images cannot be pulled again: never collect them, never evict for disk.
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,

@@ -27,6 +27,7 @@ from infra.localcluster.control_plane import (
     LocalClusterError,
     LocalKubernetes,
 )
+from infra.localcluster.loop_volumes import install_driver
 from infra.localcluster.node_config import (
     BRIDGE_CONF,
     CNI_BIN_DIR,
@@ -134,6 +135,7 @@ class RealNodes:
             shutil.copy2(toolchain.bin_dir() / "multus", node.cni_bin_dir / "multus")
             (node.dir / "cni" / MULTUS_CONF).write_text(multus_config(node, self.kube.kubeconfig))
         (node.dir / "kubelet-config.yaml").write_text(kubelet_config(node))
+        install_driver(node.volume_plugin_dir)
         # Before any host resource exists: from here on, release_all finds the node and frees it.
         (node.dir / "node.json").write_text(node.to_json())
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from infra.config import secret_keys
 from infra.engine import LOCAL_PASSPHRASE, Engine, change_summary, update_sequence
-from infra.localcluster import host
+from infra.localcluster import host, loop_provisioner, loop_volumes
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import replication_bridge
 from infra.model.cluster import ClusterModel
-from infra.model.storage import storage_class_names
+from infra.model.storage import provisioner_of, storage_class_names
 from infra.network_rules import attachment_plugin
 from infra.stack_config import StackConfig
 
@@ -67,6 +67,21 @@ class Provisioned:
     updates: list[tuple[str, str]]
 
 
+def prepare_volumes(kube: LocalKubernetes, model: ClusterModel) -> None:
+    """Volumes for the stack's claims: node-local ones of a fixed size, or, when its
+    StorageClasses name the loop provisioner, a volume per claim that grows with it."""
+    if provisioner_of(model) != loop_volumes.PROVISIONER:
+        kube.add_volumes(storage_class_names(model))
+        return
+    if not kube.has_real_nodes():
+        raise LocalClusterError(
+            f"kafkastack:storage.provisioner: {loop_volumes.PROVISIONER} volumes are mounted by "
+            "real nodes, and this cluster runs none: start them (docs/real-nodes.md) or remove "
+            "the setting"
+        )
+    loop_provisioner.provisioning(kube)
+
+
 def provision(
     kube: LocalKubernetes,
     stack_file: Path,
@@ -82,7 +97,7 @@ def provision(
     while `pulumi up` runs, and the pods that mount them wait for them meanwhile."""
     model = ClusterModel.from_config(config)
     kube.up()
-    kube.add_volumes(storage_class_names(model))
+    prepare_volumes(kube, model)
     engine = engine or local_engine(kube)
     stack = config.environment
     engine.select(stack, stack_file)

@@ -1,0 +1,136 @@
+"""Expandable volumes on the real nodes, provisioned per claim as a cloud's CSI driver does.
+
+Node-local PersistentVolumes (control_plane.volumes) have a fixed capacity and no driver to
+grow them, so a larger claim changes nothing underneath. A stack whose StorageClass names
+`PROVISIONER` gets volumes that really grow instead:
+- loop_provisioner.py (a thread beside `pulumi up`) answers each claim the scheduler placed
+  (WaitForFirstConsumer's `selected-node`) with a PersistentVolume of exactly the claim's size
+  on that node: the claim's later growth is then a real change of size;
+- the volume is a FlexVolume of `DRIVER` (loop_volume_driver.sh, installed into every kubelet's
+  and the controller-manager's plugin folder): an XFS filesystem in a sparse file under the
+  node's folder. The controller-manager's expansion grows the file, the kubelet grows the
+  mounted filesystem, with no restart of the pod: Kubernetes' own in-tree expansion path.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+PROVISIONER = "kafkastack.io/loop"
+DRIVER = "kafkastack.io/loop"  # FlexVolume's vendor/driver: the folder vendor~driver
+DRIVER_SCRIPT = Path(__file__).with_name("loop_volume_driver.sh")
+FS_TYPE = "xfs"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+_BINARY_SUFFIXES = {"": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+_QUANTITY = re.compile(r"^(\d+)(Ki|Mi|Gi|Ti)?$")
+
+
+def install_driver(plugin_dir: Path) -> Path:
+    """Put the driver where a kubelet or controller-manager with `plugin_dir` finds it. Written
+    aside and renamed: both watch the folder and would call a half-written file."""
+    folder = plugin_dir / DRIVER.replace("/", "~")
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / DRIVER.split("/")[1]
+    part = folder / f".{target.name}.part"
+    shutil.copyfile(DRIVER_SCRIPT, part)
+    part.chmod(0o755)
+    part.replace(target)
+    return target
+
+
+def quantity_bytes(quantity: str) -> int:
+    """A storage quantity as claims carry it (`1Gi`, `512Mi`, a byte count) in bytes."""
+    match = _QUANTITY.match(quantity)
+    if match is None:
+        raise ValueError(
+            f"storage quantity {quantity!r}: loop volumes take whole Ki/Mi/Gi/Ti or bytes"
+        )
+    return int(match[1]) * _BINARY_SUFFIXES[match[2] or ""]
+
+
+def backing_file(volume: dict[str, Any]) -> Path | None:
+    """The file holding a loop volume's filesystem; None for any other kind of volume."""
+    flex = volume["spec"].get("flexVolume") or {}
+    if flex.get("driver") != DRIVER:
+        return None
+    return Path(flex["options"]["file"])
+
+
+def loop_classes(classes: list[dict[str, Any]]) -> dict[str, str]:
+    """StorageClass name → reclaim policy, for the classes this provisioner serves."""
+    return {
+        c["metadata"]["name"]: c.get("reclaimPolicy", "Delete")
+        for c in classes
+        if c.get("provisioner") == PROVISIONER
+    }
+
+
+def waiting_claims(claims: list[dict[str, Any]], classes: dict[str, str]) -> list[dict[str, Any]]:
+    """Claims of a loop class the scheduler has placed on a node and no volume answers yet."""
+    return [
+        c
+        for c in claims
+        if c["spec"].get("storageClassName") in classes
+        and not c["spec"].get("volumeName")
+        and c.get("status", {}).get("phase") == "Pending"
+        and SELECTED_NODE in c["metadata"].get("annotations", {})
+    ]
+
+
+def volume_for(
+    claim: dict[str, Any], reclaim: str, folder: Path, labels: dict[str, str]
+) -> dict[str, Any]:
+    """The PersistentVolume answering `claim`: its exact size, on the node the scheduler chose,
+    bound to it from the start (claimRef), its file in that node's volume `folder`."""
+    meta = claim["metadata"]
+    node = meta["annotations"][SELECTED_NODE]
+    name = f"pvc-{meta['uid']}"
+    size = claim["spec"]["resources"]["requests"]["storage"]
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "annotations": {"pv.kubernetes.io/provisioned-by": PROVISIONER},
+        },
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": claim["spec"]["accessModes"],
+            "persistentVolumeReclaimPolicy": reclaim,
+            "storageClassName": claim["spec"]["storageClassName"],
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+                "uid": meta["uid"],
+            },
+            "flexVolume": {
+                "driver": DRIVER,
+                "fsType": FS_TYPE,
+                "options": {
+                    "file": str(folder / "loop" / f"{name}.img"),
+                    "size": str(quantity_bytes(size)),
+                },
+            },
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "kubernetes.io/hostname",
+                                    "operator": "In",
+                                    "values": [node],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            },
+        },
+    }
