@@ -48,6 +48,8 @@ def test_the_wheel_carries_every_template_crd_and_sample(repo_root: Path, tmp_pa
         for p in (repo_root / "infra" / "localcluster" / "crds").glob("*.yaml")
     }
     assert crds and crds <= names
+    # The real nodes' volume driver, installed from the package into each kubelet's folder.
+    assert "infra/localcluster/loop_volume_driver.sh" in names
     assert "spark_sizing/samples/projections.csv" in names
     # Volume-type limits and node reservations are data read at run time.
     assert {
