@@ -23,7 +23,7 @@ import yaml
 
 from infra import toolchain
 from infra.localcluster import cert_manager, host
-from infra.localcluster.loop_volumes import backing_file
+from infra.localcluster.loop_volumes import backing_file, on_node
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
@@ -374,21 +374,7 @@ def volumes(storage_classes: dict[str, str], hosts: dict[str, Path]) -> list[dic
                             "persistentVolumeReclaimPolicy": "Retain",
                             "storageClassName": class_name,
                             "local": {"path": str(folder / f"{class_name}-{v}")},
-                            "nodeAffinity": {
-                                "required": {
-                                    "nodeSelectorTerms": [
-                                        {
-                                            "matchExpressions": [
-                                                {
-                                                    "key": "kubernetes.io/hostname",
-                                                    "operator": "In",
-                                                    "values": [host_name],
-                                                }
-                                            ]
-                                        }
-                                    ]
-                                }
-                            },
+                            "nodeAffinity": on_node(host_name),
                         },
                     }
                 )

@@ -59,6 +59,13 @@ def backing_file(volume: dict[str, Any]) -> Path | None:
     return Path(flex["options"]["file"])
 
 
+def on_node(node: str) -> dict[str, Any]:
+    """The node affinity of a volume that lives on one node (a `local` or a loop volume): its
+    claims bind, and its pods run, only there."""
+    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}
+
+
 def loop_classes(classes: list[dict[str, Any]]) -> dict[str, str]:
     """StorageClass name → reclaim policy, for the classes this provisioner serves."""
     return {
@@ -117,20 +124,6 @@ def volume_for(
                     "size": str(quantity_bytes(size)),
                 },
             },
-            "nodeAffinity": {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": "kubernetes.io/hostname",
-                                    "operator": "In",
-                                    "values": [node],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            },
+            "nodeAffinity": on_node(node),
         },
     }
