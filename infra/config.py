@@ -130,6 +130,14 @@ def check_safety(c: StackConfig) -> None:
             "(docs/provisioning.md, 'Quorum and recovery'); set it to false (only a local kwok "
             "cluster, which runs no Kafka, may skip)",
         )
+    if c.storage.provisioner == data_volumes.LOCAL_LOOP_PROVISIONER and c.platform != "local":
+        # Its claims would wait forever for a volume: only the local cluster answers them.
+        raise _refuse(
+            "storage.provisioner",
+            f"{c.storage.provisioner} is the local cluster's provisioner for its real nodes; "
+            f"remove it (platform {c.platform} uses "
+            f"{data_volumes.DEFAULT_PROVISIONERS[c.platform]}) or set platform: local",
+        )
     if brokers < 3 and not c.small:
         raise _refuse("brokers", f"{brokers} brokers cannot survive a failure; use at least 3")
     if c.replication_factor > brokers:

@@ -19,7 +19,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-PROVISIONER = "kafkastack.io/loop"
+from infra.model.volumes import LOCAL_LOOP_PROVISIONER
+
+PROVISIONER = LOCAL_LOOP_PROVISIONER
 DRIVER = "kafkastack.io/loop"  # FlexVolume's vendor/driver: the folder vendor~driver
 DRIVER_SCRIPT = Path(__file__).with_name("loop_volume_driver.sh")
 FS_TYPE = "xfs"

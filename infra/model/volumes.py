@@ -32,6 +32,11 @@ DEFAULT_PROVISIONERS = {
 BROKER_METADATA_GIB = 10
 
 
+# The local cluster's provisioner of volumes that grow, for its real nodes only
+# (infra/localcluster/loop_volumes.py): no cloud or OpenShift cluster has it.
+LOCAL_LOOP_PROVISIONER = "kafkastack.io/loop"
+
+
 def provisioner(c: StackConfig) -> str:
     return c.storage.provisioner or DEFAULT_PROVISIONERS[c.platform]
 

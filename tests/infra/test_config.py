@@ -68,6 +68,13 @@ def test_valid_config_parses(staging) -> None:  # type: ignore[no-untyped-def]
             "set it to true",
         ),
         ("staging", {"storage": {"size_gib": 100}}, "storage.size_gib", "below the 500 GiB"),
+        (
+            "staging",
+            {"storage": {"provisioner": "kafkastack.io/loop"}},
+            "storage.provisioner",
+            "the local cluster's provisioner for its real nodes; remove it (platform aws uses "
+            "ebs.csi.aws.com)",
+        ),
         ("staging", {"quorum": {"combined": True}}, "quorum.combined", "local/dev only"),
         ("staging", {"brokerz": 3}, "brokerz", "unknown key"),
         (
