@@ -88,23 +88,28 @@ unit: venv
 # busy while the venv, the Maven downloads and Spark's class archive wait on the network and disk.
 test-setup: venv system-deps kafka-jars spark-jars spark-cds doctor nodes-toolchain images lint
 
-# The fast tier in a random order, then the tiers that share one cluster or JVM per session, in
-# two lanes: the real nodes beside everything else. One after the other the heavy tiers left the
-# cores 44 % idle (they wait on probes, elections, pod starts), so side by side they share the
-# cores instead of queueing. Each lane has its own temporary folder and prints its slowest steps,
-# so the log shows where the suite's time budget goes; a line of output is a lane's whole line.
+# The tests in two lanes: the real nodes beside everything else. One after the other the heavy
+# tiers left the cores 44 % idle (they wait on probes, elections, pod starts), so side by side
+# they share the cores instead of queueing. The nodes lane is the longer one and starts at once;
+# the other opens with the fast tier (in a random order), then the other heavy tiers. Each
+# lane has its own temporary folder and prints its slowest steps, so the log shows where the
+# suite's time budget goes; each command's output shows once it ends (the fast tier's first).
 HEAVY := not ($(UNIT))
 LANE_TMP ?= $(or $(TMPDIR),/tmp)/kafkastack-lanes
+HEAVY_PYTEST = $(VENV)/bin/pytest -p no:randomly -p no:cacheprovider --durations=20 \
+  --basetemp=$(LANE_TMP)/$@ $(PYTEST_ARGS)
 test:
 	$(MAKE) --jobs=2 --output-sync=target test-setup
-	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
 	$(MAKE) --jobs=2 --output-sync=line heavy-nodes heavy-others
 
-heavy-nodes heavy-others: TIERS = $(if $(filter heavy-nodes,$@),nodes,$(HEAVY) and not nodes)
-heavy-nodes heavy-others:
+heavy-nodes:
 	mkdir -p $(LANE_TMP)
-	$(VENV)/bin/pytest -p no:randomly -p no:cacheprovider -m "$(TIERS)" --durations=20 \
-	  --basetemp=$(LANE_TMP)/$@ $(PYTEST_ARGS)
+	$(HEAVY_PYTEST) -m nodes
+
+heavy-others:
+	mkdir -p $(LANE_TMP)
+	$(VENV)/bin/pytest -p randomly -m "$(UNIT)" $(PYTEST_ARGS)
+	$(HEAVY_PYTEST) -m "$(HEAVY) and not nodes"
 
 demo: venv spark-cds toolchain
 	$(VENV)/bin/kafkastack demo
