@@ -28,8 +28,6 @@ from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
-
-
 # kwokctl's kwok fakes every node by default, real ones too (their heartbeats and pod status):
 # it keeps to the nodes created here as fake (annotated kwok.x-k8s.io/node=fake). The apiserver
 # reaches a real node's kubelet at its InternalIP: its hostname (the kubelet's
@@ -247,12 +245,14 @@ class LocalKubernetes:
         # Its volumes: those its claims held, and the unclaimed ones of its classes (a stack
         # of the same class names with another provisioner must not bind these).
         reply = self.kubectl("get", "persistentvolumes", "-o", "json")
-        freed = [
-            v
-            for v in json.loads(reply.stdout)["items"]
-            if (v["spec"].get("claimRef") or {}).get("namespace", namespace) == namespace
-            and (v["spec"].get("claimRef") or v["spec"].get("storageClassName") in storage_classes)
-        ]
+
+        def freed_by_this_stack(volume: dict[str, Any]) -> bool:
+            claim = volume["spec"].get("claimRef")
+            if claim:
+                return bool(claim.get("namespace") == namespace)
+            return volume["spec"].get("storageClassName") in storage_classes
+
+        freed = [v for v in json.loads(reply.stdout)["items"] if freed_by_this_stack(v)]
         if freed:
             names = [v["metadata"]["name"] for v in freed]
             self.kubectl("delete", "pv", "--wait=true", *names, check=False)

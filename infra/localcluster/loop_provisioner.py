@@ -21,8 +21,8 @@ MAX_ERRORS = 20
 
 class LoopProvisioner:
     """Answers the cluster's waiting loop claims every `POLL_SECONDS` until stopped. A failed
-    round is kept (`errors`) and tried again: a claim nobody answers keeps its pod Pending,
-    which the deployment's own wait reports."""
+    round is kept (`errors`) and tried again: a claim nobody answers keeps its pod Pending, and
+    the deployment's wait for its pods reports the latest errors with it (provision.py)."""
 
     def __init__(self, kube: LocalKubernetes) -> None:
         self.kube = kube

@@ -7,9 +7,10 @@ grow them, so a larger claim changes nothing underneath. A stack whose StorageCl
   (WaitForFirstConsumer's `selected-node`) with a PersistentVolume of exactly the claim's size
   on that node: the claim's later growth is then a real change of size;
 - the volume is a FlexVolume of `DRIVER` (loop_volume_driver.sh, installed into every kubelet's
-  and the controller-manager's plugin folder): an XFS filesystem in a sparse file under the
-  node's folder. The controller-manager's expansion grows the file, the kubelet grows the
-  mounted filesystem, with no restart of the pod: Kubernetes' own in-tree expansion path.
+  plugin folder): an XFS filesystem in a sparse file under the node's folder. Kubernetes counts
+  FlexVolumes as expandable by the kubelet alone: the controller-manager records the new size,
+  and the kubelet of the node that mounts the volume has the driver grow the file and then the
+  mounted filesystem, with no restart of the pod.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ _QUANTITY = re.compile(r"^(\d+)(Ki|Mi|Gi|Ti)?$")
 
 
 def install_driver(plugin_dir: Path) -> Path:
-    """Put the driver where a kubelet or controller-manager with `plugin_dir` finds it. Written
-    aside and renamed: both watch the folder and would call a half-written file."""
+    """Put the driver where a kubelet with `plugin_dir` finds it. Written aside and renamed: the
+    kubelet watches the folder and would call a half-written file."""
     folder = plugin_dir / DRIVER.replace("/", "~")
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / DRIVER.split("/")[1]

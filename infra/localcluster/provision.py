@@ -67,19 +67,22 @@ class Provisioned:
     updates: list[tuple[str, str]]
 
 
-def prepare_volumes(kube: LocalKubernetes, model: ClusterModel) -> None:
+def prepare_volumes(
+    kube: LocalKubernetes, model: ClusterModel
+) -> loop_provisioner.LoopProvisioner | None:
     """Volumes for the stack's claims: node-local ones of a fixed size, or, when its
-    StorageClasses name the loop provisioner, a volume per claim that grows with it."""
+    StorageClasses name the loop provisioner, a volume per claim that grows with it (the
+    provisioner answering them is returned)."""
     if provisioner_of(model) != loop_volumes.PROVISIONER:
         kube.add_volumes(storage_class_names(model))
-        return
+        return None
     if not kube.has_real_nodes():
         raise LocalClusterError(
             f"kafkastack:storage.provisioner: {loop_volumes.PROVISIONER} volumes are mounted by "
             "real nodes, and this cluster runs none: start them (docs/real-nodes.md) or remove "
             "the setting"
         )
-    loop_provisioner.provisioning(kube)
+    return loop_provisioner.provisioning(kube)
 
 
 def provision(
@@ -97,7 +100,7 @@ def provision(
     while `pulumi up` runs, and the pods that mount them wait for them meanwhile."""
     model = ClusterModel.from_config(config)
     kube.up()
-    prepare_volumes(kube, model)
+    volumes = prepare_volumes(kube, model)
     engine = engine or local_engine(kube)
     stack = config.environment
     engine.select(stack, stack_file)
@@ -107,5 +110,10 @@ def provision(
         if routers:
             host.add_router(replication_bridge(kube.name), routers)
     events = engine.up_events(stack, expect_no_changes=expect_no_changes)
-    pods = kube.wait_scheduled(config.namespace, model.pod_count)
+    try:
+        pods = kube.wait_scheduled(config.namespace, model.pod_count)
+    except LocalClusterError as err:
+        if volumes is None or not volumes.errors:
+            raise
+        raise LocalClusterError(f"{err}; the loop provisioner: {volumes.errors[-3:]}") from None
     return Provisioned(change_summary(events), pods, update_sequence(events))

@@ -3,7 +3,9 @@ claims wait for one, where the driver goes, and the refusal on a cluster without
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import yaml
 from infra.config import load_stack
 from infra.localcluster import loop_volumes
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes, volume_leftover
+from infra.localcluster.loop_provisioner import LoopProvisioner
 from infra.localcluster.provision import prepare_volumes
 from infra.model.cluster import ClusterModel
 
@@ -141,3 +144,51 @@ def test_releasing_a_stack_removes_only_volume_files_in_the_real_nodes_folder() 
     assert volume_leftover(local("/mnt/kafkastack"), nodes) is None  # fake nodes' path
     assert volume_leftover(local(f"{nodes}/../../etc"), nodes) is None
     assert volume_leftover(local(str(nodes)), nodes) is None
+
+
+class FakeKube:
+    """kubectl answers for one loop class and its claims; records the volumes created."""
+
+    def __init__(self, workdir: Path, claims: list[dict[str, Any]]) -> None:
+        self.name, self.workdir, self.kubeconfig = "c", workdir, workdir / "kubeconfig"
+        self.claims = claims
+        self.created: list[dict[str, Any]] = []
+        self.classes = [
+            {
+                "metadata": {"name": "kafka-broker-fast"},
+                "provisioner": loop_volumes.PROVISIONER,
+                "reclaimPolicy": "Retain",
+            }
+        ]
+
+    def kubectl(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        if args[:2] == ("get", "storageclasses"):
+            out = json.dumps({"items": self.classes})
+        elif args[:2] == ("get", "pvc"):
+            out = json.dumps({"items": self.claims})
+        else:
+            assert args[:2] == ("create", "-f") and stdin is not None
+            self.created.append(json.loads(stdin))
+            out = ""
+        return subprocess.CompletedProcess(list(args), 0, out, "")
+
+
+def test_the_provisioner_answers_placed_claims_on_real_nodes_and_keeps_what_it_cannot(
+    tmp_path: Path,
+) -> None:
+    nodes = tmp_path / "nodes"
+    (nodes / "c-nodes-1").mkdir(parents=True)
+    (nodes / "c-nodes-1" / "node.json").write_text("{}")
+    kube = FakeKube(tmp_path, [claim("on-a-real-node"), claim("elsewhere", node="kwok-node")])
+    provisioner = LoopProvisioner(kube)  # type: ignore[arg-type]
+    assert provisioner.provision_once() == ["pvc-uid-on-a-real-node"]
+    (volume,) = kube.created
+    assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert volume["metadata"]["labels"] == {"kafkastack.io/volume-node": "c-nodes-1"}
+    assert loop_volumes.backing_file(volume) == (
+        nodes / "c-nodes-1" / "volumes" / "loop" / "pvc-uid-on-a-real-node.img"
+    )
+    # What the stack's wait for its pods reports when a claim stays unanswered.
+    assert provisioner.errors == ["claim elsewhere: kwok-node is no real node"]
