@@ -16,6 +16,8 @@ command -v umoci >/dev/null 2>&1 || need+=(umoci)
 # grows online, and jq for the FlexVolume protocol's JSON.
 command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v jq >/dev/null 2>&1 || need+=(jq)
+# The kafka tier cuts one broker off its leader for a moment (tests/kafka/test_readiness.py).
+command -v iptables >/dev/null 2>&1 || need+=(iptables)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "kafkastack: installing Debian packages: ${need[*]}" >&2
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

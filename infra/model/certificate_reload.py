@@ -34,7 +34,8 @@ from infra.model import controller_login, zookeeper_tls
 from infra.model.broker_config import tls_listeners
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
-from infra.model.paths import KAFKA_BIN, KEYSTORE_FILE, TRUSTSTORE_FILE
+from infra.model.own_listener import client_properties, logs_in, own_listener
+from infra.model.paths import KAFKA_BIN, KEYSTORE_FILE
 from infra.model.resources import sidecar
 
 CONTAINER = "keystore-reloader"
@@ -73,41 +74,8 @@ def restarts_on_renewal(model: ClusterModel, node: Node) -> bool:
     return bool(tls_listeners(model, node)) and not reloads(model, node)
 
 
-def _own_listener(model: ClusterModel, node: Node) -> tuple[str, str, str]:
-    """How the node's reloader reaches the node itself: tool flag, address, protocol."""
-    p = model.ports
-    if node.role == "controller":
-        return "--bootstrap-controller", f"{node.replication_host}:{p.controller}", "CONTROLLER"
-    return "--bootstrap-server", f"{node.replication_host}:{p.replication}", "REPLICATION"
-
-
-def _logs_in(model: ClusterModel, node: Node) -> bool:
-    """The reloader reaches the CONTROLLER listener, where KRaft nodes log in."""
-    return _own_listener(model, node)[2] == "CONTROLLER" and controller_login.applies(model)
-
-
-def client_properties(model: ClusterModel, node: Node) -> list[str]:
-    """The reloader's client config: the node's own listener, with the node's own certificate
-    (REPLICATION) or the nodes' login (CONTROLLER)."""
-    _, _, listener = _own_listener(model, node)
-    lines = ["request.timeout.ms=15000", "default.api.timeout.ms=30000"]
-    if _logs_in(model, node):
-        return [*controller_login.client_properties(), *lines]
-    if listener in tls_listeners(model, node):
-        return [
-            "security.protocol=SSL",
-            "ssl.keystore.type=PEM",
-            f"ssl.keystore.location={KEYSTORE_FILE}",
-            "ssl.truststore.type=PEM",
-            f"ssl.truststore.location={TRUSTSTORE_FILE}",
-            *lines,
-        ]
-    # Without TLS between nodes there is no authorizer (security_rules.py), so no login either.
-    return ["security.protocol=PLAINTEXT", *lines]
-
-
 def reload_script(model: ClusterModel, node: Node) -> str:
-    flag, address, _ = _own_listener(model, node)
+    listener = own_listener(model, node)
     keys = [
         f"listener.name.{name.lower()}.ssl.keystore.location" for name in tls_listeners(model, node)
     ]
@@ -125,7 +93,8 @@ def reload_script(model: ClusterModel, node: Node) -> str:
         # right after it: the file now is the one the node loads. Kept across a restart of this
         # container alone (emptyDir), gone with the pod (whose node then reads the file anew).
         f"[ -f {loaded} ] || checksum > {loaded}",
-        f"configs() {{ {KAFKA_BIN}/kafka-configs.sh {flag} {address} --command-config {client} "
+        f"configs() {{ {KAFKA_BIN}/kafka-configs.sh {listener.flag} {listener.address} "
+        f"--command-config {client} "
         f'--entity-type brokers --entity-name {node.node_id} --alter "$@"; }}',
         "failures=0",
         "while :; do",
@@ -152,10 +121,10 @@ def reloader(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The container and its emptyDir volume; of `pod_mounts` it takes the TLS Secret and,
     when it reaches the CONTROLLER listener, the nodes' login."""
-    wanted = {"tls", *([controller_login.VOLUME] if _logs_in(model, node) else [])}
+    wanted = {"tls", *([controller_login.VOLUME] if logs_in(model, node) else [])}
     mounts = [m for m in pod_mounts if m["name"] in wanted]
     mounts.append({"name": STATE_VOLUME, "mountPath": STATE_DIR})
     container = sidecar(CONTAINER, image, reload_script(model, node), mounts, STATE_DIR)
-    if _logs_in(model, node):
+    if logs_in(model, node):
         container["env"].append(controller_login.tool_env())
     return container, {"name": STATE_VOLUME, "emptyDir": {"medium": "Memory"}}

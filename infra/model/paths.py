@@ -7,6 +7,7 @@ CONFIG_DIR = "/etc/kafka/config"  # the node's ConfigMap, read-only
 # its default, /opt/kafka/logs, belongs to the image's user, and on OpenShift the pod runs as
 # another uid, and the JVM refuses to start when it cannot open its GC log.
 SCRIPT_LOG_DIR = "/var/log/kafka"
+SCRIPT_LOG_VOLUME = "script-logs"  # the emptyDir mounted there
 # The node's cert-manager Secret, mounted as it is: the kubelet swaps in each renewal, and the
 # pod's keystore reloader makes Kafka load it (a copy made at start would never follow).
 TLS_DIR = "/etc/kafka/tls"

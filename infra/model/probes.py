@@ -11,6 +11,7 @@ A broker is ready only once it has caught up: a listening socket is there long b
 restarted broker is back in the in-sync set of its partitions, and an ordered roll (Pulumi waits
 for each StatefulSet to be ready before it updates the next) that moved on then would stop the
 next broker while the first still lags: partitions they share fall under min.insync.replicas.
+What "caught up" reads is in_sync.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import ipaddress
 import shlex
 from typing import Any
 
-from infra.model import labels, metrics
+from infra.model import in_sync, labels
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -28,8 +29,6 @@ TCP_LISTEN = "0A"  # the kernel's TCP_LISTEN state in /proc/net/tcp*
 # ::ffff:0:0/96 as /proc/net/tcp6 prints it: four 32-bit words, each in host byte order.
 IPV4_MAPPED_PREFIX = "0000000000000000FFFF0000"
 
-# Kafka's BrokerState while it serves: caught up with the metadata log and unfenced.
-BROKER_RUNNING = 3
 # A start-up may recover every log segment after an unclean stop (minutes on a broker with
 # thousands of segments): the listener opens only after that, so liveness waits this long.
 # Readiness is asked only once start-up has passed, and every step of a roll waits for it, so
@@ -38,8 +37,10 @@ STARTUP_PERIOD_SECONDS = 2
 STARTUP_FAILURE_THRESHOLD = 450  # 15 minutes
 # Once started, a node whose listener is gone for a minute is restarted.
 LIVENESS_FAILURE_THRESHOLD = 6
-# A scrape of the JMX agent reads the MBeans it serves; on a busy broker that takes a while.
-READINESS_TIMEOUT_SECONDS = 5
+# A busy node may take a while to accept a connection or run the socket lookup.
+LIVENESS_TIMEOUT_SECONDS = 5
+# Readiness also runs a Kafka tool's JVM once per start (in_sync.py): seconds on a busy node.
+READINESS_TIMEOUT_SECONDS = 30
 # Two passes in a row, 5 s apart: a broker whose fetchers have not answered yet also shows a
 # lag of 0 for an instant after it turns RUNNING.
 READINESS_PERIOD_SECONDS = 5
@@ -70,28 +71,6 @@ def listening_command(address: str, port: int) -> list[str]:
     return ["sh", "-c", f"grep -qsE '{pattern}' /proc/net/tcp /proc/net/tcp6"]
 
 
-def caught_up_command(metrics_port: int) -> list[str]:
-    """Exit 0 when the broker is RUNNING and trails no leader: its replica fetchers' largest lag
-    behind their leaders' high watermark (MaxLag, in messages, over every partition it follows)
-    is 0. A follower whose fetches reach the high watermark is in (or, one AlterPartition away,
-    about to join) the ISR; the partitions it leads it is in the ISR of by definition. So a
-    restarted broker turns ready once it is back in the in-sync set of all its partitions.
-
-    The JMX agent in the broker's own JVM serves both figures on localhost: busybox `wget` (in
-    apache/kafka's Alpine base and the local image) and `awk` read them without a JVM per probe.
-    A missing figure (agent not up, broker starting) reads as not ready.
-
-    MaxLag's limit, and a count of the followed partitions tried and dropped because idle
-    partitions lose their figure after a fetcher rebuild: docs/provisioning.md ("caught up")."""
-    wget = metrics.scrape_command(metrics_port, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG))
-    check = (
-        f'$1 == "{metrics.BROKER_STATE}" {{ state = $2 }} '
-        f'$1 == "{metrics.REPLICA_MAX_LAG}" {{ lag = $2 }} '
-        f'END {{ exit !(state == {BROKER_RUNNING} && lag != "" && lag + 0 == 0) }}'
-    )
-    return ["sh", "-c", f"{wget} | busybox awk {shlex.quote(check)}"]
-
-
 def _listener_check(model: ClusterModel, node: Node) -> dict[str, Any]:
     """The handler that says the node's own listener accepts connections."""
     p = model.ports
@@ -105,7 +84,7 @@ def _listener_check(model: ClusterModel, node: Node) -> dict[str, Any]:
 def readiness_probe(model: ClusterModel, node: Node) -> dict[str, Any]:
     if node.role == labels.BROKER:
         return {
-            "exec": {"command": caught_up_command(model.ports.metrics)},
+            "exec": {"command": in_sync.readiness_command(model, node)},
             "periodSeconds": READINESS_PERIOD_SECONDS,
             "timeoutSeconds": READINESS_TIMEOUT_SECONDS,
             "successThreshold": READINESS_SUCCESS_THRESHOLD,
@@ -125,7 +104,7 @@ def kafka_probes(model: ClusterModel, node: Node) -> dict[str, Any]:
         "livenessProbe": {
             **listener,
             "periodSeconds": PERIOD_SECONDS,
-            "timeoutSeconds": READINESS_TIMEOUT_SECONDS,
+            "timeoutSeconds": LIVENESS_TIMEOUT_SECONDS,
             "failureThreshold": LIVENESS_FAILURE_THRESHOLD,
         },
         "readinessProbe": readiness_probe(model, node),

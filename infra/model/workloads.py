@@ -27,6 +27,7 @@ from infra.model.paths import (
     CONFIG_DIR,
     METADATA_DIR,
     SCRIPT_LOG_DIR,
+    SCRIPT_LOG_VOLUME,
     TLS_DIR,
     ZK_CONFIG_DIR,
     ZK_DATA_DIR,
@@ -94,13 +95,13 @@ def _tls_volumes(
         *metrics.agent_volumes(model),
         _tls_secret_volume(model, node),
         {"name": "config", "configMap": {"name": model.names.config_map(node.workload)}},
-        {"name": "script-logs", "emptyDir": {}},
+        {"name": SCRIPT_LOG_VOLUME, "emptyDir": {}},
     ]
     mounts = [
         *metrics.agent_mounts(model),
         {"name": "tls", "mountPath": TLS_DIR, "readOnly": True},
         {"name": "config", "mountPath": CONFIG_DIR},
-        {"name": "script-logs", "mountPath": SCRIPT_LOG_DIR},
+        {"name": SCRIPT_LOG_VOLUME, "mountPath": SCRIPT_LOG_DIR},
     ]
     return volumes, mounts
 

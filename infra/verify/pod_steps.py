@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from infra.verify.processes import Node
 
 
+KUBELET_PROBE_TIMEOUT = 1  # seconds, when a probe sets no timeoutSeconds
+SETUP_ALLOWANCE_SECONDS = 5
+
+
 class PodSteps:
     """A mixin of ProcessCluster: what it reads of the started cluster is declared here."""
 
@@ -96,13 +100,23 @@ class PodSteps:
                 )
 
     def ready(self, name: str, container: str) -> bool:
-        """The container's rendered exec readiness probe, run in the pod's namespaces."""
+        """The container's rendered exec readiness probe, run as the kubelet runs it: in the
+        pod's namespaces, with the container's environment, cut off at its timeoutSeconds
+        (plus `SETUP_ALLOWANCE_SECONDS` for the mounts the harness makes first)."""
         node = self.node(name)
         spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
-        probe = shlex.join(spec["readinessProbe"]["exec"]["command"])
-        script = self._mount_script(node, probe)
+        probe = spec["readinessProbe"]
+        script = self._mount_script(node, shlex.join(probe["exec"]["command"]))
         enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
-        return subprocess.run(enter, capture_output=True, check=False).returncode == 0
+        env = {**os.environ, **pods.environment(spec, self.secrets)}
+        timeout = probe.get("timeoutSeconds", KUBELET_PROBE_TIMEOUT) + SETUP_ALLOWANCE_SECONDS
+        try:
+            answer = subprocess.run(
+                enter, capture_output=True, check=False, env=env, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            return False
+        return answer.returncode == 0
 
     def exec_in(self, name: str, command: str, container: str | None = None) -> str:
         """What `kubectl exec [-c container]` does: `command` in the pod's namespaces, with its

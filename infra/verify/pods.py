@@ -33,6 +33,7 @@ import yaml
 
 from infra.image_config import JMX_AGENT_VERSION
 from infra.model import certificate_reload, membership
+from infra.model.paths import SCRIPT_LOG_VOLUME
 from infra.model.resources import JVM_PERFORMANCE_VARIABLE
 from infra.toolchain import cache_dir, kafka_jvm_classes
 from infra.verify.errors import VerifyError
@@ -43,8 +44,10 @@ RUN_HERE = ("jmx-agent", "format-storage", "scram-users")
 IMAGE_PERFORMANCE_OPTIONS = "-XX:+UseG1GC -Djava.awt.headless=true"
 # The pod's volumes the harness lays out from the manifest (the others, config, TLS, data and
 # the agent, it maps itself): the voters' birth record (an optional ConfigMap, which exists only
-# once created), their membership container's emptyDir and the keystore reloader's.
+# once created), their membership container's emptyDir, the keystore reloader's, and the one
+# the Kafka container's scripts and readiness probe write to (in_sync.py's files).
 POD_VOLUMES = (
+    SCRIPT_LOG_VOLUME,
     membership.RECORD_VOLUME,
     membership.STATE_VOLUME,
     certificate_reload.STATE_VOLUME,

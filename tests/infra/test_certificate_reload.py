@@ -13,7 +13,7 @@ import pytest
 
 from infra import pki
 from infra.errors import ConfigError
-from infra.model import certificate_reload, workloads
+from infra.model import certificate_reload, own_listener, workloads
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
@@ -78,10 +78,8 @@ def test_each_node_s_reloader_asks_its_own_node_to_reload_every_tls_listener() -
     # A broker's own certificate is its login (the nodes' principal is a super user); on the
     # CONTROLLER listener the nodes log in with the same principal's password
     # (tests/infra/test_controller_login.py).
-    assert f"ssl.keystore.location={KEYSTORE_FILE}" in certificate_reload.client_properties(
-        model, broker
-    )
-    assert "sasl.mechanism=PLAIN" in certificate_reload.client_properties(model, controller)
+    assert f"ssl.keystore.location={KEYSTORE_FILE}" in own_listener.client_properties(model, broker)
+    assert "sasl.mechanism=PLAIN" in own_listener.client_properties(model, controller)
     # No node is told to restart for a renewal any more.
     assert "restart" not in broker_script and "restart" not in controller_script
 
@@ -111,7 +109,7 @@ def test_controllers_that_cannot_reload_before_kafka_4_3_get_no_reloader() -> No
 def test_without_tls_between_nodes_the_reloader_speaks_plaintext_to_its_node() -> None:
     model = model_of("dev", security={"replication_tls": False, "authorization": False})
     broker = model.brokers[0]
-    assert "security.protocol=PLAINTEXT" in certificate_reload.client_properties(model, broker)
+    assert "security.protocol=PLAINTEXT" in own_listener.client_properties(model, broker)
     # The brokers' external listener still serves a certificate; dedicated controllers none.
     assert certificate_reload.reloads(model, broker)
     assert not any(certificate_reload.reloads(model, c) for c in model.quorum)

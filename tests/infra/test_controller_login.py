@@ -11,7 +11,7 @@ import pytest
 from infra import render
 from infra.config import secret_keys
 from infra.errors import ConfigError
-from infra.model import certificate_reload, controller_login, membership
+from infra.model import certificate_reload, controller_login, membership, own_listener
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.paths import CONTROLLER_LOGIN_DIR, KEYSTORE_FILE
 from tests.infra.conftest import config_of
@@ -104,7 +104,7 @@ def test_the_tools_reaching_the_controller_listener_log_in_and_only_they_mount_i
     for name in (certificate_reload.CONTAINER, membership.CONTAINER):
         assert env(sidecars[name])["KAFKA_OPTS"] == TOOL_OPTION, name
         assert controller_login.VOLUME in {m["name"] for m in sidecars[name]["volumeMounts"]}
-    properties = certificate_reload.client_properties(model, controller)
+    properties = own_listener.client_properties(model, controller)
     assert {"security.protocol=SASL_SSL", "sasl.mechanism=PLAIN"} <= set(properties)
     assert not [line for line in properties if "keystore" in line]
     script = sidecars[membership.CONTAINER]["command"][2]
@@ -113,9 +113,7 @@ def test_the_tools_reaching_the_controller_listener_log_in_and_only_they_mount_i
     (reloader,) = pod_of(model, broker)["containers"][1:]
     assert "KAFKA_OPTS" not in env(reloader)
     assert controller_login.VOLUME not in {m["name"] for m in reloader["volumeMounts"]}
-    assert f"ssl.keystore.location={KEYSTORE_FILE}" in certificate_reload.client_properties(
-        model, broker
-    )
+    assert f"ssl.keystore.location={KEYSTORE_FILE}" in own_listener.client_properties(model, broker)
 
 
 @pytest.mark.parametrize(

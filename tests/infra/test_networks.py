@@ -16,7 +16,7 @@ import yaml
 
 from infra.config import load_stack, parse_stack_config
 from infra.errors import ConfigError
-from infra.model import networks, probes, workloads
+from infra.model import in_sync, networks, probes, workloads
 from infra.model.cluster import ClusterModel
 from infra.network_config import replication_ranges
 from infra.network_rules import on_cloud
@@ -260,7 +260,8 @@ def test_dual_mode_controllers_probe_their_second_network_listener() -> None:
     probe = readiness(model, controller)
     assert "tcpSocket" not in probe
     assert probe["exec"]["command"] == probes.listening_command("10.20.0.1", 9093)
-    assert readiness(model, model.brokers[0])["exec"]["command"] == probes.caught_up_command(9404)
+    broker = model.brokers[0]
+    assert readiness(model, broker)["exec"]["command"] == in_sync.readiness_command(model, broker)
     single = model_of()
     assert readiness(single, single.quorum[0])["tcpSocket"] == {"port": 9093}
 

@@ -6,17 +6,21 @@ local server that serves what the JMX agent would; the kafka tier runs it agains
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from infra.model import labels, metrics, probes, templating, workloads
+from infra.model import in_sync, labels, metrics, probes, templating, workloads
 from infra.model.cluster import ClusterModel
+from infra.model.paths import KAFKA_BIN, SCRIPT_LOG_DIR
+from infra.model.resources import SIDECAR_TOOL_HEAP
 from tests.infra.conftest import config_of
 
 
@@ -44,8 +48,12 @@ class FakeAgent:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
 
-    def ready(self) -> bool:
-        command = probes.caught_up_command(self.port)
+    def caught_up(self) -> bool:
+        """The readiness probe's first step: the figures, through busybox wget and awk."""
+        names = (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, in_sync.PROCESS_START)
+        scrape = metrics.scrape_command(self.port, names)
+        program = shlex.quote(in_sync.caught_up_program())
+        command = ["sh", "-c", f"{scrape} | busybox awk {program}"]
         return subprocess.run(command, check=False, timeout=10).returncode == 0
 
 
@@ -59,18 +67,20 @@ def agent() -> Iterator[FakeAgent]:
     fake.server.server_close()
 
 
-def served(state: float | None, lag: float | None) -> str:
+def served(state: float | None, lag: float | None, started: str | None = "1.7958E9") -> str:
     lines = ["# HELP other a figure the probe ignores", "other 3.0"]
     if state is not None:
         lines += [f"# TYPE {metrics.BROKER_STATE} gauge", f"{metrics.BROKER_STATE} {state}"]
     if lag is not None:
         lines.append(f"{metrics.REPLICA_MAX_LAG} {lag}")
+    if started is not None:
+        lines.append(f"{in_sync.PROCESS_START} {started}")
     return "\n".join(lines) + "\n"
 
 
 def test_ready_only_when_running_and_caught_up(agent: FakeAgent) -> None:
     agent.body = served(3.0, 0.0)
-    assert agent.ready()
+    assert agent.caught_up()
     assert all(metrics.BROKER_STATE in p and metrics.REPLICA_MAX_LAG in p for p in agent.paths)
     for state, lag in [
         (3.0, 12.0),  # running, still fetching what it missed
@@ -80,13 +90,15 @@ def test_ready_only_when_running_and_caught_up(agent: FakeAgent) -> None:
         (3.0, None),
     ]:
         agent.body = served(state, lag)
-        assert not agent.ready(), (state, lag)
+        assert not agent.caught_up(), (state, lag)
+    agent.body = served(3.0, 0.0, started=None)  # no start time: the mark could not be kept
+    assert not agent.caught_up()
 
 
 def test_not_ready_when_the_agent_does_not_answer() -> None:
     fake = FakeAgent()
     fake.server.server_close()  # the port is free again: nothing listens there
-    assert not fake.ready()
+    assert not fake.caught_up()
 
 
 def test_the_agent_exports_what_the_probe_reads() -> None:
@@ -122,7 +134,9 @@ def kafka_container(environment: str, role: str, **overrides: Any) -> dict[str, 
 
 def test_brokers_ready_when_caught_up_and_alive_while_their_listener_answers() -> None:
     broker = kafka_container("staging", labels.BROKER)
-    assert broker["readinessProbe"]["exec"]["command"] == probes.caught_up_command(9404)
+    model = ClusterModel.from_config(config_of("staging"))
+    expected = in_sync.readiness_command(model, model.brokers[0])
+    assert broker["readinessProbe"]["exec"]["command"] == expected
     assert broker["readinessProbe"]["successThreshold"] == 2
     for probe in ("startupProbe", "livenessProbe"):
         assert broker[probe]["tcpSocket"] == {"port": 9092}
@@ -146,3 +160,96 @@ def test_controllers_probe_their_listener_wherever_it_listens() -> None:
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         assert dual[probe]["exec"]["command"][:2] == ["sh", "-c"]
         assert "/proc/net/tcp" in dual[probe]["exec"]["command"][2]
+
+
+DESCRIBED = (
+    "Topic: orders\tTopicId: q1\tPartitionCount: 4\tReplicationFactor: 3\tConfigs: x=1\n"
+    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,0,2\tIsr: 1,0,2\tElr: \tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 1\tLeader: 2\tReplicas: 2,10,1\tIsr: 2,1\tElr: \tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 2\tLeader: none\tReplicas: 0,1,2\tIsr: 1\tElr: \tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 3\tLeader: 1\tReplicas: 1,2,0\tIsr: 1,2\tElr: \tLastKnownElr: "
+    "\tAdding Replicas: 0\tRemoving Replicas: \n"
+)
+LAGGING = (
+    "\tTopic: pay\tPartition: 7\tLeader: 2\tReplicas: 2,0,1\tIsr: 2,1\tElr: \tLastKnownElr: \n"
+)
+
+
+class FakeBroker:
+    """The broker readiness probe's command, run for real (sh, busybox wget and awk) with its
+    in-pod folders moved under `tmp`: `agent` serves the figures and a stand-in
+    `kafka-run-class.sh` prints `described`, recording each call with its environment."""
+
+    def __init__(self, tmp: Path, agent: FakeAgent) -> None:
+        self.bin, self.logs, self.calls = tmp / "bin", tmp / "logs", tmp / "calls"
+        self.bin.mkdir()
+        self.logs.mkdir()
+        self.described, self.tool_exit = DESCRIBED, 0
+        tool = self.bin / "kafka-run-class.sh"
+        tool.write_text(
+            "#!/bin/sh\n"
+            f'echo "$* KAFKA_OPTS=$KAFKA_OPTS KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS" >> {self.calls}\n'
+            f"cat {tmp / 'described'}\n"
+            f"exit $(cat {tmp / 'exit'})\n"
+        )
+        tool.chmod(0o755)
+        self.tmp = tmp
+        model = ClusterModel.from_config(config_of("staging"))
+        command = in_sync.readiness_command(model, model.brokers[0])
+        self.script = (
+            command[2]
+            .replace(KAFKA_BIN, str(self.bin))
+            .replace(SCRIPT_LOG_DIR, str(self.logs))
+            .replace(f"127.0.0.1:{model.ports.metrics}", f"127.0.0.1:{agent.port}")
+        )
+
+    def probe(self) -> subprocess.CompletedProcess[str]:
+        (self.tmp / "described").write_text(self.described)
+        (self.tmp / "exit").write_text(str(self.tool_exit))
+        # The container's environment is the broker's: the probe must not start the tool in it.
+        env = {"PATH": "/usr/bin:/bin", "KAFKA_OPTS": "-javaagent:x", "KAFKA_HEAP_OPTS": "-Xmx6g"}
+        return subprocess.run(
+            ["sh", "-c", self.script], capture_output=True, text=True, timeout=20, env=env
+        )
+
+    def tool_calls(self) -> list[str]:
+        return self.calls.read_text().splitlines() if self.calls.exists() else []
+
+
+def test_ready_only_once_in_the_isr_of_every_partition_it_hosts(
+    agent: FakeAgent, tmp_path: Path
+) -> None:
+    broker = FakeBroker(tmp_path, agent)  # broker 0
+    agent.body = served(3.0, 0.0, started="1.7958E9")
+    # In the ISR wherever it is a replica, but for a leaderless partition and one it is being
+    # added to; partition 1 lists broker 10, not 0.
+    assert broker.probe().returncode == 0
+    (call,) = broker.tool_calls()
+    assert call.startswith(f"{in_sync.TOPIC_COMMAND} --bootstrap-server ")
+    assert "--describe" in call
+    assert "KAFKA_OPTS= " in call and f"KAFKA_HEAP_OPTS={SIDECAR_TOOL_HEAP}" in call
+    # Found in sync once: later probes of the same process read only the figures.
+    broker.described = DESCRIBED + LAGGING
+    assert broker.probe().returncode == 0
+    assert len(broker.tool_calls()) == 1
+    agent.body = served(3.0, 4.0, started="1.7958E9")
+    assert broker.probe().returncode != 0  # lagging again: not ready, whatever the mark says
+
+    # A new process (the container restarted) is asked about anew.
+    agent.body = served(3.0, 0.0, started="1.7959E9")
+    answer = broker.probe()
+    assert answer.returncode != 0
+    assert "not in the ISR of pay-7" in answer.stdout
+    assert "1 partition(s) wait for this broker" in answer.stdout
+    assert len(broker.tool_calls()) == 2
+    broker.described = DESCRIBED
+    assert broker.probe().returncode == 0
+
+
+def test_not_ready_when_the_isr_cannot_be_read(agent: FakeAgent, tmp_path: Path) -> None:
+    broker = FakeBroker(tmp_path, agent)
+    agent.body = served(3.0, 0.0)
+    broker.tool_exit = 1
+    assert broker.probe().returncode != 0
+    broker.tool_exit, broker.described = 0, ""  # no topic at all: nothing to wait for
+    assert broker.probe().returncode == 0

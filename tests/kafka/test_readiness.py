@@ -1,13 +1,19 @@
-"""A broker is ready when it has caught up, as its rendered probe says on real brokers.
+"""A broker is ready when it is back in the in-sync sets, as its rendered probe says on real
+brokers (infra/model/in_sync.py).
 
-Each probe runs as the StatefulSet carries it, in the broker's own network namespace (where the
-kubelet would run an exec probe inside the pod); a tcpSocket probe is asked of the same
-namespace's listening sockets. One follower is held back by a replication throttle after a
-restart, so "running but still lagging" lasts long enough to be seen.
+Each probe runs as the StatefulSet carries it, in the broker's own network and mount namespaces
+with the container's environment (where the kubelet runs an exec probe inside the pod). Two
+states that a roll must not take for "ready" are held long enough to be seen: a restarted
+follower held back by a replication throttle (running, still lagging), and one that has caught
+up while the controllers are paused, so its leader cannot have it added back to the ISR
+(running, lag 0, out of the ISR: the state a roll's next stop turned into an ISR of 1 on real
+nodes).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -16,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.model import metrics
+from infra.model import in_sync, metrics
 from infra.verify.errors import VerifyError
 from infra.verify.processes import Node, ProcessCluster
 from tests.kafka.checks import create, wait_full_isr
@@ -40,12 +46,8 @@ def readiness_probe(cluster: ProcessCluster, node: Node) -> dict[str, Any]:
 
 
 def ready(cluster: ProcessCluster, node: Node) -> bool:
-    probe = readiness_probe(cluster, node)
-    if "tcpSocket" in probe:
-        return node.host.listening(int(probe["tcpSocket"]["port"]))
-    netns = ["ip", "netns", "exec", node.host.namespace]
-    command = [*netns, *probe["exec"]["command"]]
-    return subprocess.run(command, check=False, timeout=30).returncode == 0
+    """The broker container's rendered readiness probe, as the kubelet runs it in the pod."""
+    return cluster.ready(node.name, "kafka")
 
 
 def poll(condition: Callable[[], bool], what: str | Callable[[], str], timeout: float = 90) -> None:
@@ -131,4 +133,60 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
     )
     print(f"{follower.name} ready {time.monotonic() - began:.1f} s after the throttle went")
     described = wait_full_isr(cluster, "catchup", 1, timeout=30)
+    assert follower_id in described["partitions"]["0"]["isrs"]
+
+
+def caught_up_figures(cluster: ProcessCluster, node: Node) -> bool:
+    """RUNNING and a MaxLag of 0: what the probe asked before it asked the ISR."""
+    try:
+        served = samples(cluster.metrics(node.entry["client_host"]))
+    except VerifyError:
+        return False
+    running = served.get(metrics.BROKER_STATE) == in_sync.BROKER_RUNNING
+    return running and served.get(metrics.REPLICA_MAX_LAG) == 0
+
+
+def test_a_caught_up_broker_is_ready_only_once_its_leader_has_it_back_in_the_isr(
+    cluster: ProcessCluster,
+) -> None:
+    create(cluster, "rejoin", partitions=1)
+    partition = cluster.client("describe", topic="rejoin")["partitions"]["0"]
+    follower_id = next(b for b in partition["replicas"] if b != partition["leader"])
+    follower, leader = cluster.broker_by_id(follower_id), cluster.broker_by_id(partition["leader"])
+    controllers = [n for n in cluster.nodes if n.role == "controller"]
+    cluster.stop_node(follower.name)  # a controlled shutdown takes it out of the ISR
+    produced = cluster.client("produce", topic="rejoin", count=2000, value_bytes=200, keys=10)
+    assert len(produced["acked"]) == 2000, produced["errors"][:5]
+    assert follower_id not in cluster.client("describe", topic="rejoin")["partitions"]["0"]["isrs"]
+
+    # Until the controllers are paused, the follower cannot reach its leader: refused at once
+    # (a reset, not a silent drop that would hold its fetcher in a connect timeout).
+    block = [
+        *("ip", "netns", "exec", follower.host.namespace, "iptables"),
+        *("OUTPUT", "-p", "tcp", "-d", leader.entry["replication_ip"]),
+        *("-j", "REJECT", "--reject-with", "tcp-reset"),
+    ]
+    subprocess.run([*block[:5], "-I", *block[5:]], check=True)
+    paused: list[Node] = []
+    try:
+        cluster.start_node(follower.name)
+        poll(lambda: broker_state(cluster, follower) == 3, f"{follower.name} never RUNNING")
+        for controller in controllers:
+            assert controller.process is not None
+            os.killpg(controller.process.pid, signal.SIGSTOP)
+            paused.append(controller)
+        subprocess.run([*block[:5], "-D", *block[5:]], check=True)
+        # Caught up: what readiness asked before this change, and all it needed...
+        poll(lambda: caught_up_figures(cluster, follower), f"{follower.name} never caught up")
+        # ...yet no controller takes its leader's request to add it back: not ready.
+        assert not ready(cluster, follower), "ready while out of the ISR"
+    finally:
+        subprocess.run([*block[:5], "-D", *block[5:]], check=False, capture_output=True)
+        for controller in paused:
+            assert controller.process is not None
+            os.killpg(controller.process.pid, signal.SIGCONT)
+    began = time.monotonic()
+    poll(lambda: ready(cluster, follower), f"{follower.name} never ready once back in the ISR")
+    print(f"\n{follower.name} ready {time.monotonic() - began:.1f} s after the controllers resumed")
+    described = wait_full_isr(cluster, "rejoin", 1, timeout=60)
     assert follower_id in described["partitions"]["0"]["isrs"]

@@ -1,0 +1,121 @@
+"""A broker's readiness: RUNNING, trailing no leader, and in the in-sync set of its partitions.
+
+Every step of a roll waits for the restarted broker to be ready before it stops the next one
+(infra/model/desired.py), so "ready" must mean that stopping another broker now leaves every
+partition they share at or above min.insync.replicas. Two figures of the broker's own JMX agent
+come close: `BrokerState` 3 (RUNNING) and its replica fetchers' `MaxLag` 0. But a follower that
+has caught up is only *one AlterPartition away* from the ISR: its leader asks the controller to
+add it back, and if the next broker's controlled shutdown changes the partition's epoch first,
+the controller rejects that request as stale and the leader retries later. Seen on real nodes
+(docs/provisioning.md, "caught up"): a broker Ready 5 s after RUNNING, the next one stopped, and
+every partition had its leader alone in the ISR for 1–22 s. `MaxLag` also reads 0 for a
+partition that lost its figure when its fetcher was rebuilt.
+
+So the probe asks the ISR itself, once per process: when the cheap figures say caught up and the
+broker has not been found in sync since its JVM started (the agent's
+`process_start_time_seconds`, written to `MARK_FILE`), it describes every topic through the
+broker's own REPLICATION listener and its own identity (own_listener.py) and passes only when
+the broker is in the ISR of every partition that lists it as a replica, except:
+- partitions without a leader: no follower can join their ISR, and waiting would keep a broker
+  out of the bootstrap Service for a partition nobody can serve anyway (a cold start of the
+  whole cluster, where the leader's broker is not back yet);
+- partitions it is being added to by a reassignment (`Adding Replicas`): it joins their ISR when
+  the copy ends, which may take hours; the throttled move is the reassignment's to watch.
+From then on each probe reads only the two figures (a wget on localhost, no JVM) until the
+broker's process restarts. The describe is a Kafka tool's JVM (a 128 MiB heap, the C1 compiler,
+the serial collector: about a CPU-second) inside the broker's container, once per start.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from infra.model import metrics, own_listener
+from infra.model.cluster import ClusterModel
+from infra.model.nodes import Node
+from infra.model.paths import KAFKA_BIN, SCRIPT_LOG_DIR
+from infra.model.resources import JVM_PERFORMANCE_VARIABLE, SIDECAR_TOOL_HEAP, TOOL_JVM_OPTIONS
+
+# Kafka's BrokerState while it serves: caught up with the metadata log and unfenced.
+BROKER_RUNNING = 3
+# The JVM's start (seconds since the epoch), which the agent serves among its process figures.
+PROCESS_START = "process_start_time_seconds"
+# On the pod's script-logs emptyDir: it outlives a restart of the container, so it holds the
+# start time of the process found in sync, never a bare "yes" a restarted broker would inherit.
+MARK_FILE = f"{SCRIPT_LOG_DIR}/in-sync-since"
+CLIENT_FILE = f"{SCRIPT_LOG_DIR}/in-sync-client.properties"
+ERRORS_FILE = f"{SCRIPT_LOG_DIR}/in-sync-describe.err"
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"  # kafka-topics.sh's class, 3.x and 4.x
+# Partitions named in a failing probe's output (the kubelet's event): the first few say enough.
+PARTITIONS_SHOWN = 5
+
+
+def caught_up_program() -> str:
+    """busybox awk over the agent's figures: print the JVM's start time when the broker is
+    RUNNING and its fetchers trail no leader; exit 1 otherwise (a missing figure included)."""
+    return (
+        f'$1 == "{metrics.BROKER_STATE}" {{ state = $2 }} '
+        f'$1 == "{metrics.REPLICA_MAX_LAG}" {{ lag = $2 }} '
+        f'$1 == "{PROCESS_START}" {{ started = $2 }} '
+        f'END {{ if (state == {BROKER_RUNNING} && lag != "" && lag + 0 == 0 && started != "") '
+        "print started; else exit 1 }"
+    )
+
+
+def out_of_sync_program() -> str:
+    """busybox awk over `kafka-topics --describe` (tab-separated `Key: value` fields), with `id`
+    the broker's: print the partitions that list it as a replica, have a leader, are not adding
+    it, and lack it in their ISR; exit 1 when there is any. Other lines (a topic's summary has
+    no `Replicas:` field) are skipped."""
+    return (
+        'BEGIN { FS = "\\t" } '
+        '{ topic = partition = leader = replicas = isr = adding = ""; '
+        "for (i = 1; i <= NF; i++) { "
+        "if ($i ~ /^Topic: /) topic = substr($i, 8); "
+        "else if ($i ~ /^Partition: /) partition = substr($i, 12); "
+        "else if ($i ~ /^Leader: /) leader = substr($i, 9); "
+        "else if ($i ~ /^Replicas: /) replicas = substr($i, 11); "
+        "else if ($i ~ /^Isr: /) isr = substr($i, 6); "
+        "else if ($i ~ /^Adding Replicas: /) adding = substr($i, 18) } "
+        'if (replicas == "" || leader == "none" || leader == "-1") next; '
+        'me = "," id ","; '
+        'if (index("," replicas ",", me) && !index("," isr ",", me) && !index("," adding ",", me)) '
+        f"{{ out++; if (out <= {PARTITIONS_SHOWN}) "
+        'print "not in the ISR of " topic "-" partition } } '
+        'END { if (out) { print out " partition(s) wait for this broker"; exit 1 } }'
+    )
+
+
+def readiness_command(model: ClusterModel, node: Node) -> list[str]:
+    """The broker container's readiness probe (see the module docstring)."""
+    listener = own_listener.own_listener(model, node)
+    scrape = metrics.scrape_command(
+        model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, PROCESS_START)
+    )
+    properties = " ".join(shlex.quote(p) for p in own_listener.client_properties(model, node))
+    # The container's environment is the broker's: its heap, its agent on the metrics port
+    # (KAFKA_OPTS) and its logging would all be the tool's too, so each is set for the tool.
+    tool_env = (
+        f"KAFKA_HEAP_OPTS={SIDECAR_TOOL_HEAP} "
+        f"{JVM_PERFORMANCE_VARIABLE}={shlex.quote(TOOL_JVM_OPTIONS)} "
+        "KAFKA_OPTS= KAFKA_LOG4J_OPTS="
+    )
+    describe = (
+        f"{tool_env} {KAFKA_BIN}/kafka-run-class.sh {TOPIC_COMMAND} "
+        f"{listener.flag} {listener.address} --command-config {CLIENT_FILE} --describe"
+    )
+    script = "\n".join(
+        [
+            f"figures=$({scrape}) || exit 1",
+            'started=$(printf "%s\\n" "$figures" | '
+            f"busybox awk {shlex.quote(caught_up_program())}) || exit 1",
+            f'[ "$(cat {MARK_FILE} 2>/dev/null)" = "$started" ] && exit 0',
+            f"printf '%s\\n' {properties} > {CLIENT_FILE}",
+            f"if ! described=$({describe} 2>{ERRORS_FILE}); then "
+            f"tail -n 3 {ERRORS_FILE}; exit 1; fi",
+            'printf "%s\\n" "$described" | '
+            f"busybox awk -v id={node.node_id} {shlex.quote(out_of_sync_program())} || exit 1",
+            f'echo "$started" > {MARK_FILE}',
+        ]
+    )
+    return ["sh", "-c", script]
