@@ -9,7 +9,8 @@ drain.py), each disruption under an idempotent acks=all VerifiableProducer of 10
 in a client pod:
 - leader failover: the partition leader's pod deleted, per trial the longest pause in
   acknowledgements and the time until the new pod is Ready;
-- a rolling broker config change through `pulumi up`: total duration, the order of restarts,
+- a rolling broker change through `pulumi up`: total duration, the order of restarts (and which
+  node led the quorum before: it restarts last),
   the smallest in-sync set a watcher saw (`--rolls N` repeats it; `--image-jvm` runs the
   servers with the image's JVM defaults, C2 included, instead of the local stack's C1 options:
   where a roll's next stop used to catch a broker not yet back in the ISR);
@@ -65,7 +66,10 @@ def rolled(stack: DeployedStack, topic: str) -> None:
     roll = rolling_change(stack, topic, other_broker_cpu)
     first = roll.restarts[0][1] if roll.restarts else time.time()
     order = ", ".join(f"{n} +{s - first:.0f}s→Ready +{r - first:.0f}s" for n, s, r in roll.restarts)
-    print(f"rolling num.io.threads change (pulumi up): {roll.seconds:.0f} s")
+    print(f"rolling broker CPU request change (pulumi up): {roll.seconds:.0f} s")
+    if roll.leader_before is not None and roll.restarts:
+        last = roll.restarts[-1][0]
+        print(f"  quorum leader before: node {roll.leader_before}; last restarted: {last}")
     print(f"  {loss(roll.load)}")
     print(f"  restarts: {order}")
     print(f"  min ISR seen: {min_isr_seen(roll.samples)} over {len(roll.samples)} samples")

@@ -1,5 +1,6 @@
 """Which KRaft controller leads the quorum now, asked of the running cluster, so a roll restarts
-it last (`ClusterModel.active_controller`).
+it last (`ClusterModel.active_controller`): the last of the dedicated controllers, or in combined
+mode, where the voters are the brokers, the last of the brokers.
 
 Pulumi orders updates statically (`dependsOn`), so the program decides the order before the
 engine runs: it asks each controller pod, through `kubectl exec`, for the agent's
@@ -71,5 +72,4 @@ def read_running_quorum(
             active = node.node_id
     if len(voters) < len(model.voters) and active is None:
         return RunningQuorum()
-    # Combined voters are brokers: their order is the brokers' node order, none goes last.
-    return RunningQuorum(running=True, active=None if config.quorum.combined else active)
+    return RunningQuorum(running=True, active=active)

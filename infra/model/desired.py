@@ -200,8 +200,13 @@ def desired_state(model: ClusterModel) -> list[Concern]:
         chain=(c.quorum.kind == "kraft" or _all_exist(model, model.quorum))
         and not model.first_creation,
     )
+    # Combined brokers are the voters: the active controller among them goes last too.
     brokers = _one_at_a_time(
-        [o for n in model.brokers for o in _node_objects(model, n, classes["broker"])],
+        [
+            o
+            for n in _roll_order(model, model.brokers)
+            for o in _node_objects(model, n, classes["broker"])
+        ],
         chain=(not c.quorum.combined or model.quorum_running) and not model.first_creation,
     )
     external_bootstrap = (

@@ -85,8 +85,9 @@ def test_combined_voters_that_all_answer_make_a_running_quorum(
         pod: [metrics.ACTIVE_CONTROLLER, "1.0" if i == 0 else "0.0"] for i, pod in enumerate(voters)
     }
     fake_kubectl(tmp_path, monkeypatch, answers)
-    # Running; and their order is the brokers' node order: no dedicated controller to put last.
-    assert read_running_quorum(config) == RunningQuorum(running=True, active=None)
+    # Running, led by the first: it rolls last of the brokers (the voters here).
+    active = model.voters[0].node_id
+    assert read_running_quorum(config) == RunningQuorum(running=True, active=active)
     # A first `pulumi up`: no voter answers yet.
     fake_kubectl(tmp_path / "first-up", monkeypatch, {voters[0]: answers[voters[0]]})
     assert read_running_quorum(config) == RunningQuorum()
@@ -130,7 +131,8 @@ def test_combined_brokers_added_to_a_running_quorum_find_it_running(
     }
     fake_kubectl(tmp_path, monkeypatch, answers)
     existing = frozenset(n.workload for n in running)
-    assert read_running_quorum(config, existing) == RunningQuorum(running=True, active=None)
+    expected = RunningQuorum(running=True, active=running[0].node_id)
+    assert read_running_quorum(config, existing) == expected
 
 
 def test_voters_left_half_created_without_a_leader_are_not_a_running_quorum(

@@ -123,6 +123,18 @@ def test_combined_brokers_of_a_running_cluster_change_one_after_another() -> Non
     chain = statefulsets(running["brokers"])
     assert len(chain) >= 3
     assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
+    assert [o.logical for o in chain] == [n.workload for n in model.brokers]  # none known
+
+
+def test_the_active_combined_broker_rolls_last() -> None:
+    """In combined mode the voters are the brokers: the one leading the quorum goes last, so
+    leadership moves once (the C2 roll that dipped to an ISR of 1 had restarted it first)."""
+    model = ClusterModel.from_config(config_of("dev", quorum={"combined": True}))
+    active = model.brokers[0]
+    known = replace(model, quorum_running=True, active_controller=active.node_id)
+    chain = statefulsets({c.key: c for c in desired_state(known)}["brokers"])
+    assert [o.logical for o in chain] == [n.workload for n in [*model.brokers[1:], active]]
+    assert [o.after for o in chain[1:]] == [(prev.logical,) for prev in chain[:-1]]
 
 
 def sized(**broker: Any) -> dict[str, Any]:
