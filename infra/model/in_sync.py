@@ -7,9 +7,9 @@ come close: `BrokerState` 3 (RUNNING) and its replica fetchers' `MaxLag` 0. But 
 has caught up is only *one AlterPartition away* from the ISR: its leader asks the controller to
 add it back, and if the next broker's controlled shutdown changes the partition's epoch first,
 the controller rejects that request as stale and the leader retries later. Seen on real nodes
-(docs/provisioning.md, "caught up"): a broker Ready 5 s after RUNNING, the next one stopped, and
-every partition had its leader alone in the ISR for 1–22 s. `MaxLag` also reads 0 for a
-partition that lost its figure when its fetcher was rebuilt.
+(docs/provisioning.md, "back in the in-sync set"): a broker Ready 5 s after RUNNING, the next
+one stopped, and every partition had its leader alone in the ISR for 1–22 s. `MaxLag` also
+reads 0 for a partition that lost its figure when its fetcher was rebuilt.
 
 So the probe asks the ISR itself, once per process: when the cheap figures say caught up and the
 broker has not been found in sync since its JVM started (the agent's
