@@ -251,5 +251,11 @@ def test_not_ready_when_the_isr_cannot_be_read(agent: FakeAgent, tmp_path: Path)
     agent.body = served(3.0, 0.0)
     broker.tool_exit = 1
     assert broker.probe().returncode != 0
-    broker.tool_exit, broker.described = 0, ""  # no topic at all: nothing to wait for
+    # A partition's line in a format the probe does not know: not ready, and it says why
+    # (rather than ready because no line it understood said otherwise).
+    broker.tool_exit = 0
+    broker.described = "\tTopic: pay\tPartition: 7\tLeader: 2\tReplica list: 2,0,1\n"
+    answer = broker.probe()
+    assert answer.returncode != 0 and "cannot read: " in answer.stdout
+    broker.described = ""  # no topic at all: nothing to wait for
     assert broker.probe().returncode == 0

@@ -17,6 +17,7 @@ from tests.kafka.checks import (
     check_renewal_reaches_every_listener,
     create,
     report_failover,
+    wait_full_isr,
 )
 
 pytestmark = pytest.mark.kafka
@@ -28,6 +29,11 @@ def test_replicas_on_three_racks(zookeeper_cluster: ProcessCluster) -> None:
     racks = described["racks"]
     for partition in described["partitions"].values():
         assert len({racks[str(b)] for b in partition["replicas"]}) == 3
+    # Every broker holds a replica of each partition, all in sync: the rendered readiness
+    # probe reads Kafka 3.9's describe and says ready (a line it could not read: not ready).
+    wait_full_isr(zookeeper_cluster, "zk-racks", 6)
+    for broker in zookeeper_cluster.brokers:
+        assert zookeeper_cluster.ready(broker.name, "kafka"), broker.name
 
 
 def test_min_isr_and_nothing_acknowledged_lost(zookeeper_cluster: ProcessCluster) -> None:
