@@ -40,8 +40,6 @@ from infra.model.resources import JVM_PERFORMANCE_VARIABLE, SIDECAR_TOOL_HEAP, T
 
 # Kafka's BrokerState while it serves: caught up with the metadata log and unfenced.
 BROKER_RUNNING = 3
-# The JVM's start (seconds since the epoch), which the agent serves among its process figures.
-PROCESS_START = "process_start_time_seconds"
 # On the pod's script-logs emptyDir: it outlives a restart of the container, so it holds the
 # start time of the process found in sync, never a bare "yes" a restarted broker would inherit.
 MARK_FILE = f"{SCRIPT_LOG_DIR}/in-sync-since"
@@ -58,7 +56,7 @@ def caught_up_program() -> str:
     return (
         f'$1 == "{metrics.BROKER_STATE}" {{ state = $2 }} '
         f'$1 == "{metrics.REPLICA_MAX_LAG}" {{ lag = $2 }} '
-        f'$1 == "{PROCESS_START}" {{ started = $2 }} '
+        f'$1 == "{metrics.PROCESS_START}" {{ started = $2 }} '
         f'END {{ if (state == {BROKER_RUNNING} && lag != "" && lag + 0 == 0 && started != "") '
         "print started; else exit 1 }"
     )
@@ -95,7 +93,7 @@ def readiness_command(model: ClusterModel, node: Node) -> list[str]:
     """The broker container's readiness probe (see the module docstring)."""
     listener = own_listener.own_listener(model, node)
     scrape = metrics.scrape_command(
-        model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, PROCESS_START)
+        model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
     )
     properties = " ".join(shlex.quote(p) for p in own_listener.client_properties(model, node))
     # The container's environment is the broker's: its heap, its agent on the metrics port

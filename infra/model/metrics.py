@@ -23,6 +23,9 @@ VOLUME = "jmx-agent"
 # their own in templating.JMX_RULES: renaming one breaks the probe, so both use these.
 BROKER_STATE = "kafka_server_kafkaserver_brokerstate"
 REPLICA_MAX_LAG = "kafka_server_replicafetchermanager_maxlag"
+# The JVM's start (seconds since the epoch), which the agent serves among the JVM's own figures
+# (no rule needed): the probe's "found in sync" belongs to one process (in_sync.py).
+PROCESS_START = "process_start_time_seconds"
 # 1 on the controller leading the KRaft quorum, 0 on the others (infra/active_controller.py).
 ACTIVE_CONTROLLER = "kafka_controller_kafkacontroller_activecontrollercount"
 # Per partition, on its leader only (followers serve 0): the in-sync set's size

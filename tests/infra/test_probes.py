@@ -50,7 +50,7 @@ class FakeAgent:
 
     def caught_up(self) -> bool:
         """The readiness probe's first step: the figures, through busybox wget and awk."""
-        names = (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, in_sync.PROCESS_START)
+        names = (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
         scrape = metrics.scrape_command(self.port, names)
         program = shlex.quote(in_sync.caught_up_program())
         command = ["sh", "-c", f"{scrape} | busybox awk {program}"]
@@ -74,7 +74,7 @@ def served(state: float | None, lag: float | None, started: str | None = "1.7958
     if lag is not None:
         lines.append(f"{metrics.REPLICA_MAX_LAG} {lag}")
     if started is not None:
-        lines.append(f"{in_sync.PROCESS_START} {started}")
+        lines.append(f"{metrics.PROCESS_START} {started}")
     return "\n".join(lines) + "\n"
 
 
