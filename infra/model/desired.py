@@ -89,7 +89,7 @@ def _with_birth_record(model: ClusterModel, objects: list[Declared]) -> list[Dec
 
 
 def _one_at_a_time(objects: list[Declared], chain: bool) -> list[Declared]:
-    """Chain a role's StatefulSets so Pulumi updates them one by one, in node order, each after
+    """Chain a role's StatefulSets so Pulumi updates them one by one, in the order given, each after
     the previous one is ready again: a change never restarts two brokers (or two voters) at once.
     `chain` is off where the first node cannot become ready alone, which would stall the first
     `pulumi up`, and on the first creation, where nothing runs yet to protect."""

@@ -36,7 +36,7 @@ from infra.model import metrics, own_listener
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 from infra.model.paths import KAFKA_BIN, SCRIPT_LOG_DIR
-from infra.model.resources import JVM_PERFORMANCE_VARIABLE, SIDECAR_TOOL_HEAP, TOOL_JVM_OPTIONS
+from infra.model.resources import sidecar_tool_environment
 
 # Kafka's BrokerState while it serves: caught up with the metadata log and unfenced.
 BROKER_RUNNING = 3
@@ -46,6 +46,15 @@ MARK_FILE = f"{SCRIPT_LOG_DIR}/in-sync-since"
 CLIENT_FILE = f"{SCRIPT_LOG_DIR}/in-sync-client.properties"
 ERRORS_FILE = f"{SCRIPT_LOG_DIR}/in-sync-describe.err"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"  # kafka-topics.sh's class, 3.x and 4.x
+# The describe makes several admin calls one after another (topics, their partitions, configs,
+# the cluster, reassignments: the last goes on to the active controller); each is held to
+# DESCRIBE_CALL_MS and the whole tool is killed after DESCRIBE_SECONDS, inside the probe's own
+# timeout (probes.READINESS_TIMEOUT_SECONDS), so a slow cluster reads as "not ready" with the
+# tool's last words, never as a probe the kubelet times out with a JVM left running.
+IN_SYNC_FUNCTION = "in_sync"  # the probe's shell function for its second step
+DESCRIBE_REQUEST_MS = 5000
+DESCRIBE_CALL_MS = 10000
+DESCRIBE_SECONDS = 20
 # Partitions named in a failing probe's output (the kubelet's event): the first few say enough.
 PARTITIONS_SHOWN = 5
 
@@ -95,17 +104,31 @@ def readiness_command(model: ClusterModel, node: Node) -> list[str]:
     scrape = metrics.scrape_command(
         model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
     )
-    properties = " ".join(shlex.quote(p) for p in own_listener.client_properties(model, node))
+    properties = " ".join(
+        shlex.quote(p)
+        for p in own_listener.client_properties(
+            model, node, request_ms=DESCRIBE_REQUEST_MS, api_ms=DESCRIBE_CALL_MS
+        )
+    )
     # The container's environment is the broker's: its heap, its agent on the metrics port
     # (KAFKA_OPTS) and its logging would all be the tool's too, so each is set for the tool.
-    tool_env = (
-        f"KAFKA_HEAP_OPTS={SIDECAR_TOOL_HEAP} "
-        f"{JVM_PERFORMANCE_VARIABLE}={shlex.quote(TOOL_JVM_OPTIONS)} "
-        "KAFKA_OPTS= KAFKA_LOG4J_OPTS="
+    tool_env = " ".join(
+        f"{name}={shlex.quote(value)}" for name, value in sidecar_tool_environment().items()
     )
     describe = (
-        f"{tool_env} {KAFKA_BIN}/kafka-run-class.sh {TOPIC_COMMAND} "
+        f"busybox timeout -s KILL {DESCRIBE_SECONDS} busybox env {tool_env} KAFKA_OPTS= "
+        f"KAFKA_LOG4J_OPTS= {KAFKA_BIN}/kafka-run-class.sh {TOPIC_COMMAND} "
         f"{listener.flag} {listener.address} --command-config {CLIENT_FILE} --describe"
+    )
+    # The ISR step is a function of its own: the manifest reads as its two steps, and the
+    # kafka tier runs this one on its own against real output (tests/kafka/test_readiness.py).
+    in_sync = (
+        f"{IN_SYNC_FUNCTION}() {{ "
+        f"printf '%s\\n' {properties} > {CLIENT_FILE}; "
+        f"if ! described=$({describe} 2>{ERRORS_FILE}); then "
+        f'echo "kafka-topics --describe failed"; tail -n 3 {ERRORS_FILE}; return 1; fi; '
+        'printf "%s\\n" "$described" | '
+        f"busybox awk -v id={node.node_id} {shlex.quote(out_of_sync_program())}; }}"
     )
     script = "\n".join(
         [
@@ -113,11 +136,8 @@ def readiness_command(model: ClusterModel, node: Node) -> list[str]:
             'started=$(printf "%s\\n" "$figures" | '
             f"busybox awk {shlex.quote(caught_up_program())}) || exit 1",
             f'[ "$(cat {MARK_FILE} 2>/dev/null)" = "$started" ] && exit 0',
-            f"printf '%s\\n' {properties} > {CLIENT_FILE}",
-            f"if ! described=$({describe} 2>{ERRORS_FILE}); then "
-            f"tail -n 3 {ERRORS_FILE}; exit 1; fi",
-            'printf "%s\\n" "$described" | '
-            f"busybox awk -v id={node.node_id} {shlex.quote(out_of_sync_program())} || exit 1",
+            in_sync,
+            f"{IN_SYNC_FUNCTION} || exit 1",
             f'echo "$started" > {MARK_FILE}',
         ]
     )

@@ -19,7 +19,7 @@ from infra.model.paths import CONFIG_DIR, JMX_AGENT_DIR, JMX_AGENT_JAR
 JMX_CONFIG_FILE = "jmx-exporter.yaml"
 VOLUME = "jmx-agent"
 
-# Served names the brokers' readiness probe reads (infra/model/probes.py), exported by rules of
+# Served names the brokers' readiness probe reads (infra/model/in_sync.py), exported by rules of
 # their own in templating.JMX_RULES: renaming one breaks the probe, so both use these.
 BROKER_STATE = "kafka_server_kafkaserver_brokerstate"
 REPLICA_MAX_LAG = "kafka_server_replicafetchermanager_maxlag"

@@ -42,10 +42,13 @@ def logs_in(model: ClusterModel, node: Node) -> bool:
     return own_listener(model, node).name == "CONTROLLER" and controller_login.applies(model)
 
 
-def client_properties(model: ClusterModel, node: Node) -> list[str]:
+def client_properties(
+    model: ClusterModel, node: Node, request_ms: int = 15000, api_ms: int = 30000
+) -> list[str]:
     """A node tool's client config: the node's own listener, with the node's own certificate
-    (REPLICATION) or the nodes' login (CONTROLLER)."""
-    lines = ["request.timeout.ms=15000", "default.api.timeout.ms=30000"]
+    (REPLICATION) or the nodes' login (CONTROLLER); `request_ms`, `api_ms`: how long one
+    request, and one admin call with its retries, may take."""
+    lines = [f"request.timeout.ms={request_ms}", f"default.api.timeout.ms={api_ms}"]
     if logs_in(model, node):
         return [*controller_login.client_properties(), *lines]
     if own_listener(model, node).name in tls_listeners(model, node):
@@ -57,5 +60,6 @@ def client_properties(model: ClusterModel, node: Node) -> list[str]:
             f"ssl.truststore.location={TRUSTSTORE_FILE}",
             *lines,
         ]
-    # Without TLS between nodes there is no authorizer (security_rules.py), so no login either.
+    # Without TLS between nodes there is no authorizer (security_rules.py), so no login either:
+    # the node's own identity is then only its address.
     return ["security.protocol=PLAINTEXT", *lines]

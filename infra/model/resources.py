@@ -93,6 +93,12 @@ TOOL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless
 JVM_PERFORMANCE_VARIABLE = "KAFKA_JVM_PERFORMANCE_OPTS"
 
 
+def sidecar_tool_environment() -> dict[str, str]:
+    """The variables that start a Kafka tool beside a server as a tool: `SIDECAR_TOOL_HEAP`,
+    `TOOL_JVM_OPTIONS` (a sidecar's env; the readiness probe's describe, in_sync.py)."""
+    return {"KAFKA_HEAP_OPTS": SIDECAR_TOOL_HEAP, JVM_PERFORMANCE_VARIABLE: TOOL_JVM_OPTIONS}
+
+
 def tool_jvm_env() -> dict[str, str]:
     """The environment entry that starts a container's Kafka tools with `TOOL_JVM_OPTIONS`."""
     return {"name": JVM_PERFORMANCE_VARIABLE, "value": TOOL_JVM_OPTIONS}
@@ -117,8 +123,7 @@ def sidecar(
         "image": image,
         "command": ["sh", "-c", script],
         "env": [
-            {"name": "KAFKA_HEAP_OPTS", "value": SIDECAR_TOOL_HEAP},
-            tool_jvm_env(),
+            *({"name": k, "value": v} for k, v in sidecar_tool_environment().items()),
             {"name": "LOG_DIR", "value": log_dir},
         ],
         "resources": SIDECAR.manifest(),

@@ -100,9 +100,13 @@ class PodSteps:
                 )
 
     def ready(self, name: str, container: str) -> bool:
+        return self.probe(name, container)[0]
+
+    def probe(self, name: str, container: str) -> tuple[bool, str]:
         """The container's rendered exec readiness probe, run as the kubelet runs it: in the
         pod's namespaces, with the container's environment, cut off at its timeoutSeconds
-        (plus `SETUP_ALLOWANCE_SECONDS` for the mounts the harness makes first)."""
+        (plus `SETUP_ALLOWANCE_SECONDS` for the mounts the harness makes first), with all it
+        started. Whether it passed, and what it printed (the kubelet's event text)."""
         node = self.node(name)
         spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
         probe = spec["readinessProbe"]
@@ -110,13 +114,21 @@ class PodSteps:
         enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
         env = {**os.environ, **pods.environment(spec, self.secrets)}
         timeout = probe.get("timeoutSeconds", KUBELET_PROBE_TIMEOUT) + SETUP_ALLOWANCE_SECONDS
+        process = subprocess.Popen(
+            enter,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            answer = subprocess.run(
-                enter, capture_output=True, check=False, env=env, timeout=timeout
-            )
+            output, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            return False
-        return answer.returncode == 0
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+            return False, f"{output}(timed out after {timeout} s)"
+        return process.returncode == 0, output
 
     def exec_in(self, name: str, command: str, container: str | None = None) -> str:
         """What `kubectl exec [-c container]` does: `command` in the pod's namespaces, with its

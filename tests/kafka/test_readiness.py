@@ -4,10 +4,10 @@ brokers (infra/model/in_sync.py).
 Each probe runs as the StatefulSet carries it, in the broker's own network and mount namespaces
 with the container's environment (where the kubelet runs an exec probe inside the pod). Two
 states that a roll must not take for "ready" are held long enough to be seen: a restarted
-follower held back by a replication throttle (running, still lagging), and one that has caught
-up while the controllers are paused, so its leader cannot have it added back to the ISR
-(running, lag 0, out of the ISR: the state a roll's next stop turned into an ISR of 1 on real
-nodes).
+follower held back by a replication throttle (running, still lagging; the probe's ISR step run
+alone on the real describe names it out of the partition's ISR), and one that has caught up
+while the controllers are paused, so its leader cannot have it added back to the ISR (running,
+lag 0, out of the ISR: the state a roll's next stop turned into an ISR of 1 on real nodes).
 """
 
 from __future__ import annotations
@@ -50,6 +50,19 @@ def ready(cluster: ProcessCluster, node: Node) -> bool:
     return cluster.ready(node.name, "kafka")
 
 
+IN_SYNC, OUT_OF_SYNC = "step passed", "step failed"
+
+
+def isr_step(cluster: ProcessCluster, node: Node) -> str:
+    """The readiness probe's second step alone (its shell function, as rendered), run in the
+    broker's pod: what it prints, then whether it passed."""
+    script = readiness_probe(cluster, node)["exec"]["command"][2]
+    function = in_sync.IN_SYNC_FUNCTION
+    (step,) = [line for line in script.splitlines() if line.startswith(f"{function}() {{")]
+    command = f"{step}\n{function} 2>&1 && echo '{IN_SYNC}' || echo '{OUT_OF_SYNC}'"
+    return cluster.exec_in(node.name, command, container="kafka")
+
+
 def poll(condition: Callable[[], bool], what: str | Callable[[], str], timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -84,7 +97,7 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
     partition = cluster.client("describe", topic="catchup")["partitions"]["0"]
     follower_id = next(b for b in partition["replicas"] if b != partition["leader"])
     follower = cluster.broker_by_id(follower_id)
-    in_sync = [cluster.broker_by_id(b) for b in partition["replicas"] if b != follower_id]
+    in_sync_brokers = [cluster.broker_by_id(b) for b in partition["replicas"] if b != follower_id]
     for broker in cluster.brokers:
         poll(lambda b=broker: ready(cluster, b), f"{broker.name} never ready while in sync")
 
@@ -118,9 +131,14 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
             answers.append(ready(cluster, follower))
             successes_in_a_row = successes_in_a_row + 1 if answers[-1] else 0
             assert successes_in_a_row < probe["successThreshold"], "a lagging broker is ready"
-            assert all(ready(cluster, b) for b in in_sync)
+            assert all(ready(cluster, b) for b in in_sync_brokers)
             time.sleep(max(0.0, probe["periodSeconds"] - (time.monotonic() - checked)))
         print(f"the lagging {follower.name}'s probe, every {probe['periodSeconds']} s: {answers}")
+        # The probe's ISR step on this real cluster's answer: the follower is named out of the
+        # ISR of the partition, an in-sync replica is not.
+        said = isr_step(cluster, follower)
+        assert "not in the ISR of catchup-0" in said and OUT_OF_SYNC in said, said
+        assert IN_SYNC in isr_step(cluster, in_sync_brokers[0])
     finally:
         cluster.client("alter_configs", resource="topic", name="catchup", delete=list(throttled))
         cluster.client("alter_configs", resource="broker", name=follower_id, delete=list(throttle))
@@ -134,6 +152,7 @@ def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessClus
     print(f"{follower.name} ready {time.monotonic() - began:.1f} s after the throttle went")
     described = wait_full_isr(cluster, "catchup", 1, timeout=30)
     assert follower_id in described["partitions"]["0"]["isrs"]
+    assert IN_SYNC in isr_step(cluster, follower)
 
 
 def caught_up_figures(cluster: ProcessCluster, node: Node) -> bool:
@@ -146,9 +165,12 @@ def caught_up_figures(cluster: ProcessCluster, node: Node) -> bool:
     return running and served.get(metrics.REPLICA_MAX_LAG) == 0
 
 
-def test_a_caught_up_broker_is_ready_only_once_its_leader_has_it_back_in_the_isr(
+def test_a_caught_up_broker_is_not_ready_while_the_cluster_cannot_confirm_it_is_in_the_isr(
     cluster: ProcessCluster,
 ) -> None:
+    """Caught up (RUNNING, MaxLag 0: all the probe asked before) while the controllers are
+    paused, so its leader cannot have it added back to the ISR and the probe's describe cannot
+    finish (its reassignment listing goes to the active controller): not ready, saying why."""
     create(cluster, "rejoin", partitions=1)
     partition = cluster.client("describe", topic="rejoin")["partitions"]["0"]
     follower_id = next(b for b in partition["replicas"] if b != partition["leader"])
@@ -179,7 +201,10 @@ def test_a_caught_up_broker_is_ready_only_once_its_leader_has_it_back_in_the_isr
         # Caught up: what readiness asked before this change, and all it needed...
         poll(lambda: caught_up_figures(cluster, follower), f"{follower.name} never caught up")
         # ...yet no controller takes its leader's request to add it back: not ready.
-        assert not ready(cluster, follower), "ready while out of the ISR"
+        passed, said = cluster.probe(follower.name, "kafka")
+        print(f"\nthe caught-up {follower.name}'s probe with the controllers paused: {said!r}")
+        assert not passed, "ready while out of the ISR"
+        assert "kafka-topics --describe failed" in said, said
     finally:
         subprocess.run([*block[:5], "-D", *block[5:]], check=False, capture_output=True)
         for controller in paused:
