@@ -107,12 +107,9 @@ class PodSteps:
         pod's namespaces, with the container's environment, cut off at its timeoutSeconds
         (plus `SETUP_ALLOWANCE_SECONDS` for the mounts the harness makes first), with all it
         started. Whether it passed, and what it printed (the kubelet's event text)."""
-        node = self.node(name)
-        spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
+        spec = self._container(name, container)
         probe = spec["readinessProbe"]
-        script = self._mount_script(node, shlex.join(probe["exec"]["command"]))
-        enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
-        env = {**os.environ, **pods.environment(spec, self.secrets)}
+        enter, env = self._in_pod(name, shlex.join(probe["exec"]["command"]), spec)
         timeout = probe.get("timeoutSeconds", KUBELET_PROBE_TIMEOUT) + SETUP_ALLOWANCE_SECONDS
         process = subprocess.Popen(
             enter,
@@ -130,16 +127,26 @@ class PodSteps:
             return False, f"{output}(timed out after {timeout} s)"
         return process.returncode == 0, output
 
+    def _container(self, name: str, container: str) -> dict[str, Any]:
+        return next(c for c in self._pod(self.node(name))["containers"] if c["name"] == container)
+
+    def _in_pod(
+        self, name: str, command: str, spec: dict[str, Any] | None
+    ) -> tuple[list[str], dict[str, str]]:
+        """The command line entering the pod's network and mount namespaces to run `command`,
+        and its environment: the harness's, plus the container `spec`'s when one is given."""
+        node = self.node(name)
+        env = dict(os.environ)
+        if spec is not None:
+            env.update(pods.environment(spec, self.secrets))
+        script = self._mount_script(node, command)
+        return ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script], env
+
     def exec_in(self, name: str, command: str, container: str | None = None) -> str:
         """What `kubectl exec [-c container]` does: `command` in the pod's namespaces, with its
         volumes and, when a container is named, that container's rendered environment."""
-        node = self.node(name)
-        env = dict(os.environ)
-        if container is not None:
-            spec = next(c for c in self._pod(node)["containers"] if c["name"] == container)
-            env.update(pods.environment(spec, self.secrets))
-        script = self._mount_script(node, f"sh -c {shlex.quote(command)}")
-        enter = ["ip", "netns", "exec", node.host.namespace, "sh", "-c", script]
+        spec = None if container is None else self._container(name, container)
+        enter, env = self._in_pod(name, f"sh -c {shlex.quote(command)}", spec)
         result = subprocess.run(
             enter, capture_output=True, text=True, check=False, timeout=120, env=env
         )
