@@ -21,7 +21,7 @@ the broker is in the ISR of every partition that lists it as a replica, except:
   whole cluster, where the leader's broker is not back yet);
 - partitions it is being added to by a reassignment (`Adding Replicas`): it joins their ISR when
   the copy ends, which may take hours; the throttled move is the reassignment's to watch.
-From then on each probe reads only the two figures (a wget on localhost, no JVM) until the
+From then on each probe reads only the agent's figures (a wget on localhost, no JVM) until the
 broker's process restarts. The describe is a Kafka tool's JVM (a 128 MiB heap, the C1 compiler,
 the serial collector: about a CPU-second) inside the broker's container, once per start: its
 ~0.2 GiB for a few seconds fit the GiB that stack validation keeps beyond the broker's heap
@@ -46,12 +46,12 @@ MARK_FILE = f"{SCRIPT_LOG_DIR}/in-sync-since"
 CLIENT_FILE = f"{SCRIPT_LOG_DIR}/in-sync-client.properties"
 ERRORS_FILE = f"{SCRIPT_LOG_DIR}/in-sync-describe.err"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"  # kafka-topics.sh's class, 3.x and 4.x
+IN_SYNC_FUNCTION = "in_sync"  # the probe's shell function for its second step
 # The describe makes several admin calls one after another (topics, their partitions, configs,
 # the cluster, reassignments: the last goes on to the active controller); each is held to
 # DESCRIBE_CALL_MS and the whole tool is killed after DESCRIBE_SECONDS, inside the probe's own
 # timeout (probes.READINESS_TIMEOUT_SECONDS), so a slow cluster reads as "not ready" with the
 # tool's last words, never as a probe the kubelet times out with a JVM left running.
-IN_SYNC_FUNCTION = "in_sync"  # the probe's shell function for its second step
 DESCRIBE_REQUEST_MS = 5000
 DESCRIBE_CALL_MS = 10000
 DESCRIBE_SECONDS = 20
