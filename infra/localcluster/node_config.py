@@ -246,10 +246,14 @@ def kubelet_config(node: NodeSpec) -> str:
         "clusterDomain": CLUSTER_DOMAIN,
         "podLogsDir": str(node.dir / "pod-logs"),
         "volumePluginDir": str(node.volume_plugin_dir),
-        # Imported images cannot be pulled again: never collect them, never evict for disk.
+        # Imported images cannot be pulled again: never collect them, and no eviction for disk,
+        # since a kubelet under disk pressure deletes every image no running pod uses whatever
+        # the thresholds above say (the room is checked before a node starts: node_disk.py).
+        # Without the merge, the signals left out here have no threshold, not the defaults.
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,
-        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%"},
+        "evictionHard": {"memory.available": "100Mi"},
+        "mergeDefaultEvictionSettings": False,
         "serializeImagePulls": False,
         # How often the kubelet re-syncs each pod, and so swaps a changed Secret's files into
         # its volumes (a renewed certificate): 1 min by default, add about 50 s to what these

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from infra import toolchain
-from infra.localcluster import dns, host, images
+from infra.localcluster import dns, host, images, node_disk
 from infra.localcluster.control_plane import (
     VOLUME_NODE_LABEL,
     ZONES,
@@ -155,9 +155,11 @@ class RealNodes:
     def _import(self, node: NodeSpec, wanted: Sequence[images.Image]) -> None:
         for image in wanted:
             tarball = image.require()
+            # Containers run from the unpacked snapshots: the layers' blobs would only be a
+            # second copy of each image on every node (about a third of its disk).
             result = self.ctr(
                 node, "-n", "k8s.io", "images", "import", "--base-name", image.base_name,
-                str(tarball),
+                "--local", "--discard-unpacked-layers", str(tarball),
             )  # fmt: skip
             if result.returncode != 0:
                 raise LocalClusterError(f"importing {tarball} on {node.name}: {result.stderr}")
@@ -216,14 +218,15 @@ class RealNodes:
     def _start_nodes(
         self, nodes: Sequence[NodeSpec], binaries: dict[str, str], wanted: Sequence[images.Image]
     ) -> None:
+        # The sandbox image first: without it containerd would try to pull it.
+        ordered = [*images.ALWAYS, *[i for i in wanted if i not in images.ALWAYS]]
+        node_disk.require_room(self.folder, len(nodes), ordered)
         for node in nodes:
             node.dir.mkdir(parents=True, exist_ok=True)
             self._write_configs(node)
             host.add_bridge(node.bridge, node.address, 24)
             containerd = [binaries["containerd"], "--config", str(node.dir / "containerd.toml")]
             self._wait_containerd(node, self._start(containerd, node, "containerd.log"))
-        # The sandbox image first: without it containerd would try to pull it.
-        ordered = [*images.ALWAYS, *[i for i in wanted if i not in images.ALWAYS]]
         # Unpacking the images is most of a node's start (about 15 s each for Kafka's): every
         # node's at once, in threads that only run `ctr` (the processes above and below are
         # started from this thread alone: their cgroup step runs between fork and exec).
@@ -293,6 +296,7 @@ class RealNodes:
 
     def import_images(self, wanted: Sequence[images.Image]) -> None:
         """Import more images into every running node's containerd (a test that needs them)."""
+        node_disk.require_room(self.folder, len(self.specs), wanted, with_pod_data=False)
         with ThreadPoolExecutor(max_workers=max(1, len(self.specs))) as pool:
             list(pool.map(lambda node: self._import(node, wanted), self.specs))
 

@@ -13,6 +13,11 @@ PINS="$HERE/pins"
 mkdir -p "$BIN" "$STAMPS" "$WORK"
 # Resolving is the exception (no pins yet, or KAFKASTACK_REPIN=1); `pinned` makes it read-only.
 export GOFLAGS="-mod=mod"
+# Go's build and module caches are ours, in the build folder, not the user's: the control
+# plane's build fills the build cache the kubelet's reuses, then drop-go-caches.sh gives both
+# back (GBs the real nodes' images need on a test machine; a rebuild of the same pins never
+# happens, the stamps skip it).
+export GOCACHE="$WORK/go-build" GOMODCACHE="$WORK/go-mod"
 
 # A stamp records the exact pin a binary was built from; a matching stamp means nothing to do.
 is_built() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }

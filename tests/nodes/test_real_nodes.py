@@ -37,6 +37,22 @@ def test_nodes_are_real_kubelets_ready_in_three_zones(real_nodes: RealNodes) -> 
         assert "kwok.x-k8s.io/node" not in item["metadata"].get("annotations", {})
 
 
+def test_no_kubelet_ever_deletes_an_image_imported_into_its_node(real_nodes: RealNodes) -> None:
+    """An imported image cannot be pulled again. A kubelet with any disk eviction threshold
+    deletes the images no pod uses once its disk crosses it (a CI run's last proof found the
+    HAProxy image gone, ErrImagePull): the kubelets' own effective configuration has no disk
+    signal, none of the defaults merged in, and every image is in every node's containerd
+    (imported with its layers' blobs discarded)."""
+    for node in real_nodes.specs:
+        raw = real_nodes.kube.kubectl("get", "--raw", f"/api/v1/nodes/{node.name}/proxy/configz")
+        conf = json.loads(raw.stdout)["kubeletconfig"]
+        assert set(conf.get("evictionHard", {})) == {"memory.available"}, conf["evictionHard"]
+        assert not conf.get("evictionSoft") and conf["mergeDefaultEvictionSettings"] is False
+        assert conf["imageGCHighThresholdPercent"] == 100
+        listed = real_nodes.ctr(node, "-n", "k8s.io", "images", "ls", "-q").stdout.split()
+        assert {i.ref for i in images.ALL} <= set(listed), (node.name, listed)
+
+
 def test_container_output_reaches_pod_log(real_nodes: RealNodes) -> None:
     node = real_nodes.specs[0].name
     name = _name("echo")
