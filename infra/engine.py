@@ -104,6 +104,7 @@ class Preview:
     summary: dict[str, int]
     errors: list[str]  # what the engine refused, e.g. replacing a protected object
     protocol_changes: list[ProtocolChange] = field(default_factory=list)  # cannot roll
+    warnings: list[str] = field(default_factory=list)  # the program's and the providers'
 
 
 def working_config(stack_file: Path, previous: Path, extra: dict[str, Any]) -> str:
@@ -253,16 +254,20 @@ class Engine:
         if "changeSummary" not in document:
             words = (result.stderr.strip() or result.stdout.strip())[-3000:]
             raise EngineError(f"pulumi preview: {words}")
-        errors = [
-            " ".join(str(d.get("message", "")).split())
-            for d in document.get("diagnostics", [])
-            if d.get("severity") == "error"
-        ]
+        said = {
+            severity: [
+                " ".join(str(d.get("message", "")).split())
+                for d in document.get("diagnostics", [])
+                if d.get("severity") == severity
+            ]
+            for severity in ("error", "warning")
+        }
         return Preview(
             steps_from_preview(document),
             dict(document["changeSummary"]),
-            errors,
+            said["error"],
             protocol_changes(document),
+            said["warning"],
         )
 
     def destroy(self, stack: str) -> None:

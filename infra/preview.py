@@ -20,6 +20,7 @@ from infra.errors import ConfigError
 from infra.model.cluster import ClusterModel
 from infra.protocol_changes import ProtocolChange
 from infra.stack_config import StackConfig
+from infra.unready_nodes import PREVIEW_WARNING
 
 OPERATIONS = ("create", "update", "replace", "delete")
 
@@ -39,6 +40,8 @@ class StackPreview:
     protocol_changes: tuple[ProtocolChange, ...] = ()
     # KRaft voters the change deletes: they must leave the voter set first.
     going_voters: tuple[int, ...] = ()
+    # Why `pulumi up` would be refused at this moment (a Kafka node not Ready), not the change.
+    not_now: tuple[str, ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -78,6 +81,9 @@ def run(
         declared,
         tuple(found.protocol_changes),
         going_voters(config, found.steps, deployed, declared),
+        tuple(
+            w.removeprefix(PREVIEW_WARNING) for w in found.warnings if w.startswith(PREVIEW_WARNING)
+        ),
     )
 
 
@@ -228,6 +234,14 @@ def markdown(preview: StackPreview) -> str:
             "(protected objects; `pulumi up` would stop):",
             "",
             *[f"> - {_short(refusal)}" for refusal in preview.refusals[:10]],
+            "",
+        ]
+    if preview.not_now:
+        lines += [
+            "> **Not now**: the cluster is not ready for `pulumi up` at this moment (the change "
+            "itself is fine):",
+            "",
+            *[f"> - {reason}" for reason in preview.not_now],
             "",
         ]
     if preview.protocol_changes:

@@ -12,6 +12,7 @@ from infra.config import NAMESPACE, secret_keys, sizing_summary
 from infra.model.cluster import ClusterModel
 from infra.stack_config import StackConfig
 from infra.stack_workloads import stack_workloads
+from infra.unready_nodes import PREVIEW_WARNING, unready_refusal
 from infra.voter_removal import check_voter_removal
 
 
@@ -38,6 +39,12 @@ def provision(
         # fewer KRaft voters only once the ones that go have left the voter set.
         check_broker_removal(config, listing)
         check_voter_removal(config)
+        # Then no change while a node is down elsewhere; a preview still shows the change.
+        refusal = unready_refusal(config, listing)
+        if refusal is not None and pulumi.runtime.is_dry_run():
+            pulumi.log.warn(f"{PREVIEW_WARNING}{refusal}")
+        elif refusal is not None:
+            raise refusal
     workloads = listing if isinstance(listing, dict) else None
     existing = None if workloads is None else frozenset(workloads)
     running = RunningQuorum() if rendering else read_running_quorum(config, existing)

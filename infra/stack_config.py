@@ -116,6 +116,12 @@ class StackConfig(_Model):
         description="delete KRaft voters' StatefulSets even when no staying voter's pod can say "
         "that they left the voter set (infra/voter_removal.py); for one change, then back to false",
     )
+    allow_unready_nodes: bool = Field(
+        default=False,
+        description="apply a change although a broker, controller or ZooKeeper server of the "
+        "stack is not Ready: the change that repairs it (infra/unready_nodes.py); for one "
+        "change, then back to false",
+    )
     protect: bool | None = Field(
         default=None,
         description="Pulumi `protect` on the namespace, storage classes and workloads, so "

@@ -80,10 +80,16 @@ def _noticed(stack: DeployedStack, node: str) -> bool:
     )
 
 
-def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
+def lose_node(
+    stack: DeployedStack,
+    topic: str,
+    index: int,
+    while_down: Callable[[str], None] | None = None,
+) -> NodeLoss:
     """Crash real node `index` (not the first: it runs the client pod and kube-proxy) under
     load, write with it down, boot it again and wait until its broker is back in every in-sync
-    set."""
+    set. `while_down(broker pod)` runs once the control plane has noticed the loss, before the
+    node boots again."""
     nodes = stack.nodes
     node = nodes.specs[index]
     client = stack.client()
@@ -120,6 +126,8 @@ def lose_node(stack: DeployedStack, topic: str, index: int) -> NodeLoss:
             lost_at, lambda: _noticed(stack, node.name), f"{node.name} noticed as lost", 180
         )
         acked_down, errors_down = client.produce(topic, count=200)
+        if while_down is not None:
+            while_down(pod["name"])
         back_at = time.monotonic()
         down = False
         nodes.restart(node)

@@ -1,5 +1,6 @@
 """Day-2 operations on the rendered stack's pods, each under an idempotent acks=all load from
-the client pod: leader failover, a zone's node drained, a zone's node lost. Figures are printed
+the client pod: leader failover, a zone's node drained, a zone's node lost (while it is down, a
+change is previewed with a warning and refused by `pulumi up`). Figures are printed
 (bench/day2.py reports the same); nothing here is timed. A rolling change through `pulumi up` is
 proven on the production shape, controllers of their own (test_dedicated_controllers.py); this
 variant's combined brokers roll the same way (bench/day2.py measures it)."""
@@ -8,12 +9,24 @@ from __future__ import annotations
 
 import statistics
 
+import pytest
+
+from infra.config_base import NAMESPACE
+from infra.engine import EngineError
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.disruptions import leader_failover
+from infra.localcluster.disruptions import leader_failover, other_broker_cpu
 from infra.localcluster.drain import drain_zone
 from infra.localcluster.node_loss import lose_node
+from infra.unready_nodes import OVERRIDE_KEY, PREVIEW_WARNING
 
 TRIALS = 10
+
+
+def uids(stack: DeployedStack, kind: str) -> dict[str, str]:
+    return {
+        o["metadata"]["name"]: o["metadata"]["uid"]
+        for o in stack.kube.objects(kind, stack.namespace)
+    }
 
 
 def test_deleting_the_leaders_pod_loses_no_acknowledged_record(
@@ -53,8 +66,33 @@ def test_draining_a_zones_node_keeps_min_isr_and_the_budget_holds(
 def test_a_zones_node_lost_under_load_comes_back_and_its_broker_catches_up_by_itself(
     deployed_stack: DeployedStack,
 ) -> None:
+    stack = deployed_stack
+
+    def change_while_down(broker_pod: str) -> None:
+        """A change that would roll the brokers, while one is down: the preview shows it and
+        says `pulumi up` would be refused now; the up is refused before touching anything."""
+        saved = stack.stack_file.read_text(encoding="utf-8")
+        workloads = uids(stack, "statefulsets")
+        pods = uids(stack, "pods")
+        try:
+            stack.edit(other_broker_cpu)
+            preview = stack.preview()
+            rolled = {s.name for s in preview.steps if s.op == "update" and s.kind == "StatefulSet"}
+            assert len(rolled) >= len(stack.model.brokers), preview.steps
+            said = " ".join(preview.warnings)
+            assert PREVIEW_WARNING in said and f"{broker_pod.rsplit('-', 1)[0]} (0/1 Ready)" in said
+            with pytest.raises(EngineError) as refused:
+                stack.change(lambda values: None)
+            message = " ".join(str(refused.value).split())
+            assert f"{NAMESPACE}:{OVERRIDE_KEY}: not applying this change while" in message
+            assert uids(stack, "statefulsets") == workloads
+            assert uids(stack, "pods") == pods
+        finally:
+            stack.stack_file.write_text(saved, encoding="utf-8")
+            stack.edit(lambda values: None)
+
     # The third node: the first runs the client pod and kube-proxy.
-    loss = lose_node(deployed_stack, "proof-node-loss", index=2)
+    loss = lose_node(stack, "proof-node-loss", index=2, while_down=change_while_down)
     min_isr = deployed_stack.model.config.min_insync_replicas
     # The other two zones kept serving acks=all writes, to the connected producer throughout
     # and to a new one once the control plane had noticed the loss.
