@@ -81,9 +81,8 @@ def run(
         declared,
         tuple(found.protocol_changes),
         going_voters(config, found.steps, deployed, declared),
-        tuple(
-            w.removeprefix(PREVIEW_WARNING) for w in found.warnings if w.startswith(PREVIEW_WARNING)
-        ),
+        # The engine may put its own words before the program's.
+        tuple(w.split(PREVIEW_WARNING, 1)[1] for w in found.warnings if PREVIEW_WARNING in w),
     )
 
 

@@ -3,16 +3,18 @@ change repairs it; a preview says so and still shows the change."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from infra.config_base import NAMESPACE
+from infra.engine import Engine, Preview
 from infra.model import labels
 from infra.model.cluster import ClusterModel
-from infra.preview import StackPreview, markdown
+from infra.preview import StackPreview, markdown, run
 from infra.stack_config import StackConfig
-from infra.unready_nodes import OVERRIDE_KEY, unready_nodes, unready_refusal
+from infra.unready_nodes import OVERRIDE_KEY, PREVIEW_WARNING, unready_nodes, unready_refusal
 from tests.infra.conftest import config_of
 
 
@@ -85,3 +87,29 @@ def test_the_pull_request_preview_shows_the_change_and_says_not_now() -> None:
     assert "> **Not now**: the cluster is not ready for `pulumi up` at this moment" in comment
     assert f"> - {reason}" in comment
     assert "Not now" not in markdown(StackPreview("prod", [], None, {}, []))
+
+
+class WarningEngine:
+    """An engine whose preview carries the program's warning among others."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        self.warnings = warnings
+
+    def select(self, *args: Any) -> None:
+        return None
+
+    def preview(self, stack: str) -> Preview:
+        return Preview([], {}, [], [], self.warnings)
+
+    def outputs(self, stack: str) -> dict[str, Any]:
+        return {}
+
+
+def test_the_preview_picks_the_programs_warning_out_of_the_engines() -> None:
+    config = config_of()
+    running = listing(config, {ClusterModel.from_config(config).brokers[0].workload: 0})
+    reason = str(unready_refusal(config, running))
+    engine = WarningEngine(["a provider's deprecation", f"warning: {PREVIEW_WARNING}{reason}"])
+    found = run(cast(Engine, engine), Path("Pulumi.staging.yaml"), config)
+    assert found.not_now == (reason,)
+    assert run(cast(Engine, WarningEngine([])), Path("Pulumi.staging.yaml"), config).not_now == ()
