@@ -40,13 +40,18 @@ def room_needed(nodes: int, wanted: Sequence[images.Image], with_pod_data: bool 
     return nodes * per_node + SPARE
 
 
+def free_bytes(folder: Path) -> int:
+    """Free bytes on the disk that holds (or will hold) `folder`."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    return shutil.disk_usage(existing).free
+
+
 def require_room(
     folder: Path, nodes: int, wanted: Sequence[images.Image], with_pod_data: bool = True
 ) -> None:
     """Refuse, naming the shortfall, when the disk holding `folder` lacks the room."""
     need = room_needed(nodes, wanted, with_pod_data)
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    free = shutil.disk_usage(existing).free
+    free = free_bytes(folder)
     if free < need:
         what = "more images for" if not with_pod_data else "starting"
         raise LocalClusterError(

@@ -4,15 +4,35 @@ real-node variant of the local stack deployed on it once (`pulumi up`) for the p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.deployed import DeployedStack
+from infra.localcluster.node_health import diagnosis
 from infra.localcluster.nodes import RealNodes
 from tests.ordering import order_within
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed proof's report says how the nodes were then (infra/localcluster/node_health.py)."""
+    report = yield
+    if report.failed and report.when in ("setup", "call"):
+        found = getattr(item, "funcargs", {}).values()
+        nodes = next((v for v in found if isinstance(v, RealNodes)), None)
+        if nodes is None:
+            nodes = next((v.nodes for v in found if isinstance(v, DeployedStack)), None)
+        if nodes is not None:
+            try:
+                report.sections.append(("real nodes", diagnosis(nodes)))
+            except Exception as err:  # the report must not hide the failure it is about
+                report.sections.append(("real nodes", f"no diagnosis: {err!r}"))
+    return report
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
