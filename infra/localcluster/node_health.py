@@ -11,9 +11,12 @@ import re
 from infra.localcluster.node_disk import GIB, free_bytes
 from infra.localcluster.nodes import RealNodes
 
-# Kubelet log lines worth a failed proof's report: evictions, image collection, a full disk.
+# Kubelet log lines worth a failed proof's report: evictions, image collection, a full disk
+# (not the eviction manager's start-up lines, which every kubelet logs).
 TELLING = re.compile(
-    r"evict|garbage|image_gc|DiskPressure|MemoryPressure|no space left|ImageGC", re.IGNORECASE
+    r"attempting to reclaim|evict(ed|ing)\b|must evict|image_gc_manager|garbage collect"
+    r"|DiskPressure|MemoryPressure|no space left",
+    re.IGNORECASE,
 )
 LINES_PER_NODE = 6
 
