@@ -31,8 +31,10 @@ def test_zookeeper_mode_serves_acks_all_with_the_scram_users_the_manifests_wrote
 ) -> None:
     real_nodes = released_nodes
     started = time.monotonic()
-    # Brokers and ZooKeeper servers never share a node: one node more per server.
-    wanted = (*images.ALL, *images.ZOOKEEPER_MODE)
+    # Brokers and ZooKeeper servers never share a node: one node more per server. Every pod of
+    # this stack runs Kafka 3.9's image (the client pod too): the new nodes skip Kafka 4.3's
+    # (about 400 MiB unpacked and 15 s of import each).
+    wanted = (*[i for i in images.ALL if i != images.KAFKA], *images.ZOOKEEPER_MODE)
     real_nodes.import_images(images.ZOOKEEPER_MODE)
     added = real_nodes.add(ZOOKEEPER_SERVERS, wanted=wanted)
     stack = DeployedStack(
