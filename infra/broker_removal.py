@@ -56,11 +56,7 @@ def check_broker_removal(
         if error:
             raise error
         return
-    found = [
-        s
-        for s in running.values()
-        if s["metadata"].get("labels", {}).get(labels.COMPONENT) == labels.BROKER
-    ]
+    found = [s for s in running.values() if labels.component_of(s) == labels.BROKER]
     declared = {b.workload for b in model.brokers}
     going = sorted(
         (node_id(s["metadata"]["name"]) or -1, s["metadata"]["name"])

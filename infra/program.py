@@ -41,10 +41,10 @@ def provision(
         check_voter_removal(config)
         # Then no change while a node is down elsewhere; a preview still shows the change.
         refusal = unready_refusal(config, listing)
-        if refusal is not None and pulumi.runtime.is_dry_run():
+        if refusal is not None:
+            if not pulumi.runtime.is_dry_run():
+                raise refusal
             pulumi.log.warn(f"{PREVIEW_WARNING}{refusal}")
-        elif refusal is not None:
-            raise refusal
     workloads = listing if isinstance(listing, dict) else None
     existing = None if workloads is None else frozenset(workloads)
     running = RunningQuorum() if rendering else read_running_quorum(config, existing)

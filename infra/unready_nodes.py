@@ -37,7 +37,7 @@ def unready_nodes(running: dict[str, dict[str, Any]]) -> list[str]:
     Ready, by name; `running` as infra/stack_workloads.py lists it."""
     found = []
     for name, workload in sorted(running.items()):
-        if workload["metadata"].get("labels", {}).get(labels.COMPONENT) not in KAFKA_NODES:
+        if labels.component_of(workload) not in KAFKA_NODES:
             continue
         wanted = int(workload.get("spec", {}).get("replicas", 1))
         ready = int(workload.get("status", {}).get("readyReplicas", 0))

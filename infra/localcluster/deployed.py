@@ -158,14 +158,10 @@ class DeployedStack:
     def pods(self, component: str | None = None) -> list[dict[str, Any]]:
         """The stack's serving pods (a Job's pods, which run to completion, are `job_pods`)."""
         pods = self.kube.objects("pods", self.namespace)
-        ours = [
-            p
-            for p in pods
-            if p["metadata"].get("labels", {}).get(labels.COMPONENT) and not _of_a_job(p)
-        ]
+        ours = [p for p in pods if labels.component_of(p) and not _of_a_job(p)]
         if component is None:
             return ours
-        return [p for p in ours if p["metadata"]["labels"][labels.COMPONENT] == component]
+        return [p for p in ours if labels.component_of(p) == component]
 
     def job_pods(self) -> list[dict[str, Any]]:
         return [p for p in self.kube.objects("pods", self.namespace) if _of_a_job(p)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 PART_OF = "app.kubernetes.io/part-of"
 COMPONENT = "app.kubernetes.io/component"
@@ -34,6 +35,12 @@ def component_labels(cluster: str, component: str, workload: str | None = None) 
     if workload:
         labels[NAME] = workload
     return labels
+
+
+def component_of(obj: dict[str, Any]) -> str | None:
+    """The component (BROKER, CONTROLLER, ...) a listed Kubernetes object says it is."""
+    found = obj["metadata"].get("labels", {}).get(COMPONENT)
+    return None if found is None else str(found)
 
 
 def selector(cluster: str, component: str) -> dict[str, str]:

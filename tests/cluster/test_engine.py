@@ -16,6 +16,7 @@ from infra.engine import Engine, EngineError, update_sequence
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine
 from infra.model import labels
+from tests import objects
 from tests.cluster.conftest import Deployed, deploy
 from tests.infra.conftest import apply_sizing
 
@@ -30,11 +31,7 @@ def small_stack(kube: LocalKubernetes, own_stack: Path, tmp_path: Path) -> tuple
 
 
 def uids(deployed: Deployed, kind: str, component: str | None = None) -> dict[str, str]:
-    return {
-        o["metadata"]["name"]: o["metadata"]["uid"]
-        for o in deployed.kube.objects(kind, deployed.config.namespace)
-        if component is None or o["metadata"]["labels"].get(labels.COMPONENT) == component
-    }
+    return objects.uids(deployed.kube, deployed.config.namespace, kind, component)
 
 
 def test_a_second_pulumi_up_changes_nothing(deployed: Deployed) -> None:

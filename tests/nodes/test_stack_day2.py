@@ -18,15 +18,9 @@ from infra.localcluster.disruptions import leader_failover, other_broker_cpu
 from infra.localcluster.drain import drain_zone
 from infra.localcluster.node_loss import lose_node
 from infra.unready_nodes import OVERRIDE_KEY, PREVIEW_WARNING
+from tests.objects import uids
 
 TRIALS = 10
-
-
-def uids(stack: DeployedStack, kind: str) -> dict[str, str]:
-    return {
-        o["metadata"]["name"]: o["metadata"]["uid"]
-        for o in stack.kube.objects(kind, stack.namespace)
-    }
 
 
 def test_deleting_the_leaders_pod_loses_no_acknowledged_record(
@@ -72,8 +66,8 @@ def test_a_zones_node_lost_under_load_comes_back_and_its_broker_catches_up_by_it
         """A change that would roll the brokers, while one is down: the preview shows it and
         says `pulumi up` would be refused now; the up is refused before touching anything."""
         saved = stack.stack_file.read_text(encoding="utf-8")
-        workloads = uids(stack, "statefulsets")
-        pods = uids(stack, "pods")
+        workloads = uids(stack.kube, stack.namespace, "statefulsets")
+        pods = uids(stack.kube, stack.namespace, "pods")
         try:
             stack.edit(other_broker_cpu)
             preview = stack.preview()
@@ -85,8 +79,8 @@ def test_a_zones_node_lost_under_load_comes_back_and_its_broker_catches_up_by_it
                 stack.change(lambda values: None)
             message = " ".join(str(refused.value).split())
             assert f"{NAMESPACE}:{OVERRIDE_KEY}: not applying this change while" in message
-            assert uids(stack, "statefulsets") == workloads
-            assert uids(stack, "pods") == pods
+            assert uids(stack.kube, stack.namespace, "statefulsets") == workloads
+            assert uids(stack.kube, stack.namespace, "pods") == pods
         finally:
             stack.stack_file.write_text(saved, encoding="utf-8")
             stack.edit(lambda values: None)
