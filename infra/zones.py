@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import boto3
-
 from infra.errors import ConfigError
 
 
@@ -13,6 +11,10 @@ def discover_zones(region: str | None) -> list[str]:
     if not region:
         raise ConfigError("kafkastack:region: required when zones is 'auto'; set the AWS region")
     endpoint = os.environ.get("KAFKASTACK_EC2_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL_EC2")
+    # Imported here: boto3 costs half a second of CPU to import, and every engine command and
+    # CLI call imports this module while only `zones: auto` asks AWS.
+    import boto3
+
     ec2 = boto3.client("ec2", region_name=region, endpoint_url=endpoint)
     try:
         reply = ec2.describe_availability_zones(
