@@ -1,6 +1,7 @@
 """Passwords with JAAS-special characters: quoted where the program writes them, refused (naming
-the secret key) where a reader cannot carry them. The real logins are on the kafka tier
-(tests/kafka/test_special_passwords.py); here, what the program hands Kubernetes."""
+the secret key) where a reader cannot carry them. The real logins are on the kafka tier (the
+secured KRaft cluster and the ZooKeeper ensemble run on such passwords, tests/kafka/conftest.py);
+here, what the program hands Kubernetes."""
 
 from __future__ import annotations
 

@@ -28,6 +28,21 @@ from tests.ordering import order_within
 
 DOMAIN = "kafka.verify.test"
 
+# Passwords holding JAAS-special characters (`"`, `\`, `$`, quotes, `,`, `=`) for the secured
+# KRaft cluster and the ZooKeeper ensemble: every place the stack hands a secret to Kafka or
+# ZooKeeper (SCRAM seeding, the ACL Job's login, ZooKeeper's DIGEST and quorum logins) must carry
+# it as it is, so the clusters whose tests log in run on them rather than on the placeholder.
+# KRaft's SCRAM seeding refuses commas (secret_text.KRAFT_SCRAM_REFUSALS); everything else goes.
+KRAFT_PASSWORDS = {
+    "password-admin": "ad\"min\\pass $HOME 'q' =x",
+    "password-orders": '"or\\"ders\\\\"',
+}
+ZOOKEEPER_PASSWORDS = {
+    "password-zookeeper": 'zoo"keep\\er, $HOME',
+    "password-zookeeper-quorum": "qu'o\"rum\\ $PATH,=",
+    "password-admin": 'ad"m\\in,=x',
+}
+
 # The orders user may write its own topics (prefix `orders.`): the stacks' ACL Job grants it.
 ORDERS_GRANTS = [
     {
@@ -63,6 +78,13 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
         "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
         **overrides,
     }
+
+
+def login(cluster: ProcessCluster, user: str) -> dict[str, Any]:
+    """The user's SASL login on the CLIENT listener with the password exactly as the rendered
+    Secret holds it."""
+    password = cluster.secrets[(f"{cluster.topology['cluster_name']}-user-{user}", "password")]
+    return {**cluster.internal_security(), "sasl.username": user, "sasl.password": password}
 
 
 def start_cluster(
@@ -166,10 +188,12 @@ def restore(kraft: ProcessCluster) -> Iterator[ProcessCluster]:
 
 @pytest.fixture(scope="module")
 def zookeeper_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """Kafka 3.9 in ZooKeeper mode: a 3-server ensemble and 3 brokers over zones a, b, c."""
+    """Kafka 3.9 in ZooKeeper mode: a 3-server ensemble and 3 brokers over zones a, b, c, its
+    logins on passwords with JAAS-special characters."""
     cluster = start_cluster(
         tmp_path_factory.mktemp("zookeeper"),
         brokers=3,
+        passwords=ZOOKEEPER_PASSWORDS,
         kafka_version="3.9.1",
         quorum={"kind": "zookeeper", "nodes": 3},
     )

@@ -1,5 +1,7 @@
 """The prod/staging security defaults on real Kafka: CLIENT over SASL_SSL, the authorizer denying
-what no ACL allows, super users, and the grants the rendered ACL Job adds."""
+what no ACL allows, super users, and the grants the rendered ACL Job adds; every login on a
+password with JAAS-special characters (`"`, `\\`, `$`, quotes, `=`), as the rendered Secrets
+hold it."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ import pytest
 
 from infra.verify.jobs import run_job
 from infra.verify.processes import ProcessCluster
+from tests.kafka.conftest import KRAFT_PASSWORDS, login, start_cluster
 from tests.kafka.conftest import ORDERS_GRANTS as GRANTS
-from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
 
@@ -23,6 +25,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster
     cluster = start_cluster(
         tmp_path_factory.mktemp("secured"),
         brokers=3,
+        passwords=KRAFT_PASSWORDS,
         security={
             "users": ["admin", "orders"],
             "client_tls": True,
@@ -34,16 +37,15 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster
     cluster.close()
 
 
-def as_user(cluster: ProcessCluster, user: str) -> dict[str, Any]:
-    return {**cluster.internal_security(), "sasl.username": user}
-
-
-def produce_as(cluster: ProcessCluster, user: str, topic: str) -> dict[str, Any]:
+def produce_as(
+    cluster: ProcessCluster, user: str, topic: str, security: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Five records to `topic` as `user` (or with the login `security`)."""
     return cluster.client_process(
         {
             "op": "produce",
             "bootstrap": cluster.bootstrap,
-            "security": as_user(cluster, user),
+            "security": security or login(cluster, user),
             "topic": topic,
             "count": 5,
             "message_timeout_ms": 15000,
@@ -60,6 +62,7 @@ def create(cluster: ProcessCluster, topic: str) -> None:
 
 def test_the_admin_is_a_super_user_over_tls(secured: ProcessCluster) -> None:
     assert secured.internal_security()["security.protocol"] == "SASL_SSL"
+    assert secured.password == KRAFT_PASSWORDS["password-admin"]  # as the render holds it
     create(secured, "admin-only")
     assert len(secured.client("produce", topic="admin-only", count=5)["acked"]) == 5
 
@@ -77,3 +80,17 @@ def test_a_user_without_a_grant_is_denied_until_the_acl_job_runs(
     create(secured, "payments")
     elsewhere = produce_as(secured, "orders", "payments")
     assert elsewhere["acked"] == [] and "TOPIC_AUTHORIZATION_FAILED" in elsewhere["errors"]
+
+
+def test_a_password_one_escape_off_is_refused(secured: ProcessCluster) -> None:
+    """Where the orders user's rendered password writes, the same password with one backslash
+    fewer (what a login that lost a JAAS escape would send) writes nothing."""
+    run_job(secured, "kafka-acls")
+    create(secured, "orders.escaped")
+    assert len(produce_as(secured, "orders", "orders.escaped")["acked"]) == 5
+    password = KRAFT_PASSWORDS["password-orders"]
+    one_escape_off = password.replace("\\\\", "\\")
+    assert one_escape_off != password
+    wrong = {**login(secured, "orders"), "sasl.password": one_escape_off}
+    refused = produce_as(secured, "orders", "orders.escaped", security=wrong)
+    assert refused["acked"] == [], refused

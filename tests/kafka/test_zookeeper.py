@@ -1,4 +1,5 @@
-"""Kafka 3.9 with a ZooKeeper ensemble, started from the rendered configs (tests 1-3 again)."""
+"""Kafka 3.9 with a ZooKeeper ensemble, started from the rendered configs (tests 1-3 again),
+every login on a password with JAAS-special characters (tests/kafka/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import time
 
 import pytest
 
-from infra.engine import PLACEHOLDER_SECRET
+from infra.config import ZOOKEEPER_QUORUM_PASSWORD_KEY
 from infra.model.paths import KEYSTORE_FILE, TRUSTSTORE_FILE
+from infra.model.secret_text import jaas_quoted
 from infra.verify.processes import Node, ProcessCluster
 from tests.kafka.checks import (
     FAILOVER_TRIALS,
@@ -19,6 +21,7 @@ from tests.kafka.checks import (
     report_failover,
     wait_full_isr,
 )
+from tests.kafka.conftest import ZOOKEEPER_PASSWORDS
 
 pytestmark = pytest.mark.kafka
 
@@ -34,6 +37,18 @@ def test_replicas_on_three_racks(zookeeper_cluster: ProcessCluster) -> None:
     wait_full_isr(zookeeper_cluster, "zk-racks", 6)
     for broker in zookeeper_cluster.brokers:
         assert zookeeper_cluster.ready(broker.name, "kafka"), broker.name
+
+
+def test_the_admin_logs_in_with_the_password_its_scram_users_step_wrote(
+    zookeeper_cluster: ProcessCluster,
+) -> None:
+    """The brokers logged in to the ensemble through both JAAS files (they serve), and the
+    admin's SCRAM credential that each broker's scram-users step wrote into ZooKeeper takes the
+    password as the rendered Secret holds it."""
+    assert zookeeper_cluster.password == ZOOKEEPER_PASSWORDS["password-admin"]
+    created = zookeeper_cluster.client("create_topic", topic="zk-login", partitions=3, rf=3)
+    assert created["ok"], created
+    assert len(zookeeper_cluster.client("produce", topic="zk-login", count=5)["acked"]) == 5
 
 
 def test_min_isr_and_nothing_acknowledged_lost(zookeeper_cluster: ProcessCluster) -> None:
@@ -66,7 +81,9 @@ def test_a_server_without_the_quorum_password_cannot_join(
     clients, section, peers = rendered.partition("QuorumServer")
     rogue = cluster.quorum[-1]
     cluster.stop_node(rogue.name)
-    cluster.secrets[jaas] = clients + section + peers.replace(PLACEHOLDER_SECRET, "wrong")
+    quorum_password = jaas_quoted(ZOOKEEPER_PASSWORDS[ZOOKEEPER_QUORUM_PASSWORD_KEY])
+    assert quorum_password in peers and quorum_password not in clients
+    cluster.secrets[jaas] = clients + section + peers.replace(quorum_password, jaas_quoted("wrong"))
     try:
         cluster.start_node(rogue.name, wait=False)
         deadline = time.monotonic() + 90
