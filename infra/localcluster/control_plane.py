@@ -23,7 +23,7 @@ import yaml
 
 from infra import toolchain
 from infra.localcluster import cert_manager, host
-from infra.localcluster.loop_volumes import backing_file, on_node
+from infra.localcluster.loop_volumes import on_node, volume_leftover
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
@@ -128,6 +128,38 @@ class LocalKubernetes:
         return self._run(
             binary("kubectl"), "--kubeconfig", str(self.kubeconfig), *args, stdin=stdin, check=check
         )
+
+    def delete_and_wait(
+        self,
+        kind: str,
+        *names: str,
+        namespace: str | None = None,
+        timeout: float = 180,
+        options: tuple[str, ...] = (),
+    ) -> None:
+        """Delete these objects (every one of `kind` in `namespace` without names) and return
+        once none is left. Polled: `kubectl delete --wait` came back up to 30 s after the objects
+        had gone (six PersistentVolumes gone 6 s after their deletion, kubectl back after 34 s),
+        several times per release of a stack."""
+        scope = [*names, *(["-n", namespace] if namespace else [])]
+        every = [] if names else ["--all"]
+        self.kubectl(
+            "delete", kind, *scope, *every, *options, "--wait=false", "--ignore-not-found",
+            check=False,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self.kubectl(
+                "get", kind, *scope, "-o", "name", "--ignore-not-found", check=False
+            )
+            if left.returncode == 0 and not left.stdout.strip():
+                return
+            if time.monotonic() > deadline:
+                found = (left.stdout + left.stderr).strip()[-500:]
+                raise LocalClusterError(
+                    f"{kind} still there {timeout:.0f} s after deletion: {found}"
+                )
+            time.sleep(0.5)
 
     def is_up(self) -> bool:
         return (
@@ -235,11 +267,8 @@ class LocalKubernetes:
         come. The workloads are deleted without their pods (orphaned) so none is replaced."""
         for kind in ("statefulsets", "deployments", "replicasets", "jobs"):
             self.kubectl("delete", kind, "--all", "-n", namespace, "--cascade=orphan", check=False)
-        self.kubectl(
-            "delete", "pods", "--all", "-n", namespace, "--grace-period=1", "--wait=true",
-            check=False,
-        )  # fmt: skip
-        self.kubectl("delete", "namespace", namespace, "--wait=true", check=False)
+        self.delete_and_wait("pods", namespace=namespace, options=("--grace-period=1",))
+        self.delete_and_wait("namespace", namespace)
         for name in storage_classes:
             self.kubectl("delete", "storageclass", name, "--ignore-not-found", check=False)
         # Its volumes: those its claims held, and the unclaimed ones of its classes (a stack
@@ -254,8 +283,7 @@ class LocalKubernetes:
 
         freed = [v for v in json.loads(reply.stdout)["items"] if freed_by_this_stack(v)]
         if freed:
-            names = [v["metadata"]["name"] for v in freed]
-            self.kubectl("delete", "pv", "--wait=true", *names, check=False)
+            self.delete_and_wait("pv", *[v["metadata"]["name"] for v in freed])
         for volume in freed:
             leftover = volume_leftover(volume, self.workdir / "nodes")
             if leftover is not None and leftover.is_dir():
@@ -299,21 +327,6 @@ def real_node_volumes(folder: Path) -> dict[str, Path]:
     return {
         spec.parent.name: spec.parent / "volumes" for spec in sorted(folder.glob("*/node.json"))
     }
-
-
-def volume_leftover(volume: dict[str, Any], nodes_folder: Path) -> Path | None:
-    """What a released volume leaves on this machine: a loop volume's file or a real node's
-    `local` folder, and only if it lies in the real nodes' folder. A fake node's path (never
-    created) and anything else are not ours to remove: a volume without a path once made this
-    the working directory, and releasing a stack removed the checkout."""
-    found = backing_file(volume)
-    if found is None:
-        local = (volume["spec"].get("local") or {}).get("path")
-        found = Path(local) if local else None
-    if found is None or not found.is_absolute():
-        return None
-    normal = Path(os.path.normpath(found))
-    return normal if normal.is_relative_to(nodes_folder) and normal != nodes_folder else None
 
 
 def _documents(objects: list[dict[str, Any]]) -> str:

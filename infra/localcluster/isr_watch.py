@@ -194,10 +194,7 @@ class IsrWatcher:
         return monitoring_namespace(self.model.config)
 
     def _delete(self) -> None:
-        self.kube.kubectl(
-            "delete", "pod", WATCHER_POD, "-n", self.namespace, "--wait=true", "--timeout=60s",
-            check=False,
-        )  # fmt: skip
+        self.kube.delete_and_wait("pod", WATCHER_POD, namespace=self.namespace, timeout=60)
 
     def start(self, timeout: float = 120) -> None:
         """The pod, once its first sample has an answer from every broker."""

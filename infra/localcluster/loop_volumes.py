@@ -15,6 +15,7 @@ grow them, so a larger claim changes nothing underneath. A stack whose StorageCl
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -130,3 +131,18 @@ def volume_for(
             "nodeAffinity": on_node(node),
         },
     }
+
+
+def volume_leftover(volume: dict[str, Any], nodes_folder: Path) -> Path | None:
+    """What a released volume leaves on this machine: a loop volume's file or a real node's
+    `local` folder, and only if it lies in the real nodes' folder. A fake node's path (never
+    created) and anything else are not ours to remove: a volume without a path once made this
+    the working directory, and releasing a stack removed the checkout."""
+    found = backing_file(volume)
+    if found is None:
+        local = (volume["spec"].get("local") or {}).get("path")
+        found = Path(local) if local else None
+    if found is None or not found.is_absolute():
+        return None
+    normal = Path(os.path.normpath(found))
+    return normal if normal.is_relative_to(nodes_folder) and normal != nodes_folder else None

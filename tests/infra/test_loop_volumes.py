@@ -14,7 +14,7 @@ import yaml
 
 from infra.config import load_stack
 from infra.localcluster import loop_volumes
-from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes, volume_leftover
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.loop_provisioner import LoopProvisioner
 from infra.localcluster.provision import prepare_volumes
 from infra.model.cluster import ClusterModel
@@ -135,15 +135,17 @@ def test_releasing_a_stack_removes_only_volume_files_in_the_real_nodes_folder() 
     def local(path: str) -> dict[str, Any]:
         return {"spec": {"local": {"path": path}}}
 
-    assert volume_leftover(loop, nodes) == loop_volumes.backing_file(loop)
-    assert volume_leftover(local(str(local_folder)), nodes) == local_folder
+    assert loop_volumes.volume_leftover(loop, nodes) == loop_volumes.backing_file(loop)
+    assert loop_volumes.volume_leftover(local(str(local_folder)), nodes) == local_folder
     # A loop volume has no `local` path: read as "", that was ".", the working directory.
-    assert volume_leftover({"spec": {"flexVolume": {"driver": "other"}}}, nodes) is None
-    assert volume_leftover(local(""), nodes) is None
-    assert volume_leftover(local("relative/folder"), nodes) is None
-    assert volume_leftover(local("/mnt/kafkastack"), nodes) is None  # fake nodes' path
-    assert volume_leftover(local(f"{nodes}/../../etc"), nodes) is None
-    assert volume_leftover(local(str(nodes)), nodes) is None
+    assert (
+        loop_volumes.volume_leftover({"spec": {"flexVolume": {"driver": "other"}}}, nodes) is None
+    )
+    assert loop_volumes.volume_leftover(local(""), nodes) is None
+    assert loop_volumes.volume_leftover(local("relative/folder"), nodes) is None
+    assert loop_volumes.volume_leftover(local("/mnt/kafkastack"), nodes) is None  # fake nodes' path
+    assert loop_volumes.volume_leftover(local(f"{nodes}/../../etc"), nodes) is None
+    assert loop_volumes.volume_leftover(local(str(nodes)), nodes) is None
 
 
 class FakeKube:
