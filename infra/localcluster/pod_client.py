@@ -3,7 +3,8 @@
 The Kafka image carries only `kafka-run-class.sh` (no per-tool scripts), so each tool is named
 by its class, as the upstream scripts do: TopicCommand for topics and their in-sync sets,
 VerifiableProducer for an idempotent acks=all load that reports every acknowledged record with
-its partition and offset, ConsoleConsumer to read them back. Parsing their output is plain
+its partition and offset, GetOffsetShell for where each partition's log ends, ConsoleConsumer to
+read the records back. Parsing their output is plain
 Python (tested in tests/infra/test_pod_client.py).
 """
 
@@ -27,6 +28,8 @@ PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 FILL_RECORD_BYTES = 1_000
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+OFFSETS = "org.apache.kafka.tools.GetOffsetShell"  # kafka-get-offsets.sh's class, 3.9 and 4.x
+LATEST = "-1"  # GetOffsetShell's --time for the end of each log
 # A tool's JVM is small: several share the client pod beside the brokers on two cores.
 TOOL_HEAP = "-Xmx256m"
 
@@ -120,6 +123,17 @@ def parse_consumed(output: str) -> list[Consumed]:
     return records
 
 
+def parse_offsets(output: str) -> dict[int, int]:
+    """GetOffsetShell lines `topic:partition:offset` → partition → offset (a topic name holds
+    no colon); the tool's own log lines are skipped."""
+    offsets = {}
+    for line in output.splitlines():
+        parts = line.strip().rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].lstrip("-").isdigit():
+            offsets[int(parts[1])] = int(parts[2])
+    return offsets
+
+
 def tool_options(model: ClusterModel) -> dict[str, str]:
     """The producer's and consumer's option naming their client config, and the consumer's
     for formatter settings: Kafka 4 renamed them (--command-config, --formatter-property) and
@@ -207,6 +221,15 @@ class PodClient:
             if match:
                 topics.setdefault(match[1], []).append(line)
         return {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
+
+    def end_offsets(self, topic: str) -> dict[int, int]:
+        """partition → the offset after its last record (its high watermark)."""
+        args = ["--command-config", client_pod.CLIENT_PROPERTIES, "--topic", topic]
+        args += ["--time", LATEST]
+        offsets = parse_offsets(self.exec_sh(self.tool_command(OFFSETS, args)).stdout)
+        if not offsets:
+            raise LocalClusterError(f"{topic}: GetOffsetShell named no partition")
+        return offsets
 
     def quorum_leader(self) -> int | None:
         """The KRaft quorum's leader (the active controller) as the brokers report it."""

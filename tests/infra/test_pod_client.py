@@ -25,6 +25,7 @@ from infra.localcluster.pod_client import (
     parse_acked,
     parse_consumed,
     parse_describe,
+    parse_offsets,
 )
 from infra.localcluster.real_stack import write_real_node_stack
 from infra.model.cluster import ClusterModel
@@ -112,6 +113,12 @@ def test_verifiable_producer_lines_become_acknowledged_records_and_errors() -> N
 def test_console_consumer_lines_become_records() -> None:
     output = "Partition:2\tOffset:9\t3\t42.7\nProcessed a total of 1 messages\n"
     assert parse_consumed(output) == [Consumed("3", "42.7", 2, 9)]
+
+
+def test_get_offset_shell_lines_become_end_offsets_by_partition() -> None:
+    output = "WARN a log line: with colons\nproof-roll:0:4123\nproof-roll:2:17\nproof-roll:1:0\n"
+    assert parse_offsets(output) == {0: 4123, 1: 0, 2: 17}
+    assert parse_offsets("") == {}
 
 
 def test_lost_and_out_of_order_records_are_named() -> None:

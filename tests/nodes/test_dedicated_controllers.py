@@ -249,7 +249,8 @@ def test_controllers_roll_first_voters_join_and_leave_one_at_a_time_and_a_lost_d
 
         # A follower voter's disk lost: it must not come back as the same voter with an empty
         # log; it formats a new directory id and its quorum-membership container swaps it in.
-        lost = min(i for i in before if i != stack.client().quorum_leader())
+        leader = stack.client().quorum_leader()
+        lost = min(i for i in before if i != leader)
         workload = model.names.controller(lost)
         claim = model.names.claim("metadata", workload)
         old_volume = stack.kube.kubectl(
