@@ -4,8 +4,8 @@ The Kafka image carries only `kafka-run-class.sh` (no per-tool scripts), so each
 by its class, as the upstream scripts do: TopicCommand for topics and their in-sync sets,
 VerifiableProducer for an idempotent acks=all load that reports every acknowledged record with
 its partition and offset, GetOffsetShell for where each partition's log ends, ConsoleConsumer to
-read the records back. Parsing their output is plain
-Python (tested in tests/infra/test_pod_client.py).
+read the records back. Parsing their output is plain Python (tested in
+tests/infra/test_pod_client.py).
 """
 
 from __future__ import annotations
