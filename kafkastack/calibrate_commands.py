@@ -9,6 +9,7 @@ import typer
 
 from kafkastack.provision_commands import STACKS
 from kafkastack.sizing_commands import fail
+from spark_sizing.calibration import MAX_WARMUPS
 from spark_sizing.profiles import DEFAULT_PROFILE
 
 
@@ -20,6 +21,13 @@ def calibrate(
     ] = DEFAULT_PROFILE,
     records: Annotated[int, typer.Option(help="1 KiB records per measured round")] = 200_000,
     rounds: Annotated[int, typer.Option(help="measured rounds (the median is kept)")] = 3,
+    warmups: Annotated[
+        int,
+        typer.Option(
+            help="most warm-up rounds, discarded once two agree (fewer: quicker, the figures "
+            "may still carry the JVMs' warm-up)"
+        ),
+    ] = MAX_WARMUPS,
     stacks_dir: Annotated[Path, typer.Option(help="where the stack files are")] = STACKS,
     workdir: Annotated[Path | None, typer.Option(help="keep render, logs and data here")] = None,
 ) -> None:
@@ -37,10 +45,12 @@ def calibrate(
             raise CalibrationError(f"--records {records}: must be ≥ 1")
         if rounds < 1:
             raise CalibrationError(f"--rounds {rounds}: must be ≥ 1")
+        if warmups < 0:
+            raise CalibrationError(f"--warmups {warmups}: must be ≥ 0")
         check_out_path(out)
         base = load_profile(base_profile)
         config = load_stack(stacks_dir, stack)
-        profile = measure_profile(config, stack, base, records, rounds, workdir)
+        profile = measure_profile(config, stack, base, records, rounds, workdir, warmups)
         write_profile(profile, out)
     except (CalibrationError, ConfigError, ProfileError) as err:
         raise fail(str(err)) from None

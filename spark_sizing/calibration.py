@@ -41,11 +41,17 @@ FIGURE_UNITS = {
     "recommended_partitions": "replicas",
     "mb_s_per_vcpu": "MB/s per vCPU",
 }
+# Warm-up rounds (JIT, page cache, leader elections) are discarded until two in a row agree
+# within SETTLED of each other, at most `--warmups` of them (MAX_WARMUPS unless set: fewer gives
+# a quicker look whose figures may still carry the JVMs' warm-up).
+SETTLED = 0.10
+MAX_WARMUPS = 4
 METHOD = (
     "Kafka's ProducerPerformance (1 KiB records, acks=all, unthrottled) into an RF {rf} topic "
     "with min.insync.replicas {min_isr}, then ConsumerPerformance reading it back, on the brokers "
     "started from the stack's rendered configs (network namespaces, as `kafkastack verify`); "
-    "warm-up rounds discarded until two agree within 10 %, the median of {rounds} rounds. "
+    "warm-up rounds discarded until two agree within {settled:.0%} (at most {warmups}), "
+    "the median of {rounds} rounds. "
     "disk_mb_s = network_mb_s = "
     "median produce MB/s × RF ÷ brokers; mb_s_per_vcpu = (produced × (2·RF − 1) + consumed) MB "
     "÷ CPU seconds of the broker processes (/proc utime + stime)"
@@ -113,9 +119,13 @@ def calibrated_profile(
     )
 
 
-def method(replication_factor: int, rounds: int) -> str:
+def method(replication_factor: int, rounds: int, warmups: int = MAX_WARMUPS) -> str:
     return METHOD.format(
-        rf=replication_factor, min_isr=max(1, replication_factor - 1), rounds=rounds
+        rf=replication_factor,
+        min_isr=max(1, replication_factor - 1),
+        settled=SETTLED,
+        warmups=warmups,
+        rounds=rounds,
     )
 
 

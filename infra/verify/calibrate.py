@@ -24,17 +24,15 @@ from infra.verify.cpu_time import group_cpu_seconds
 from infra.verify.errors import VerifyError
 from infra.verify.processes import ProcessCluster
 from spark_sizing.calibration import (
+    MAX_WARMUPS,
     MEASURED_FIELDS,
+    SETTLED,
     CalibrationError,
     CalibrationRun,
     calibrated_profile,
     method,
 )
 from spark_sizing.profiles import HardwareProfile, Measured
-
-# Warm-up rounds agree when within this share of each other; never more than MAX_WARMUPS.
-SETTLED = 0.10
-MAX_WARMUPS = 4
 
 # Heap per broker and controller here: enough for unthrottled 1 KiB produce, small enough for
 # six JVMs beside the load tools on a developer machine.
@@ -43,12 +41,19 @@ PARTITIONS_PER_BROKER = 2
 
 
 def measure(
-    config: StackConfig, records: int, rounds: int, workdir: Path | None = None
+    config: StackConfig,
+    records: int,
+    rounds: int,
+    workdir: Path | None = None,
+    warmups: int = MAX_WARMUPS,
 ) -> CalibrationRun:
-    """Start the stack's rendered cluster here, run a warm-up and `rounds` measured rounds of
-    `records` records each (produce with acks=all, then consume), and stop it."""
+    """Start the stack's rendered cluster here, run at most `warmups` warm-up rounds and
+    `rounds` measured rounds of `records` records each (produce with acks=all, then consume),
+    and stop it."""
     if records < 1 or rounds < 1:
         raise CalibrationError("--records and --rounds must be ≥ 1")
+    if warmups < 0:
+        raise CalibrationError(f"--warmups {warmups}: must be ≥ 0")
     problem = network.available()
     if problem:
         raise VerifyError(problem)
@@ -58,15 +63,17 @@ def measure(
         cluster = ProcessCluster(root / "render", root / "run", heap_mb=HEAP_MB)
         try:
             cluster.start()
-            return _rounds(cluster, config, records, rounds, root)
+            return _rounds(cluster, config, records, rounds, root, warmups)
         finally:
             cluster.close()
 
 
-def warm_up(cluster: ProcessCluster, partitions: int, rf: int, records: int, work: Path) -> None:
-    """Full rounds until the last two agree within `SETTLED` (or `MAX_WARMUPS` ran)."""
+def warm_up(
+    cluster: ProcessCluster, partitions: int, rf: int, records: int, work: Path, most: int
+) -> None:
+    """Full rounds until the last two agree within `SETTLED` (or `most` ran)."""
     previous = None
-    for number in range(MAX_WARMUPS):
+    for number in range(most):
         topic = f"calibrate-warmup-{number}"
         throughput.create_topic(cluster, topic, partitions, rf)
         produced = throughput.produce(cluster, topic, records, work)
@@ -77,12 +84,17 @@ def warm_up(cluster: ProcessCluster, partitions: int, rf: int, records: int, wor
 
 
 def _rounds(
-    cluster: ProcessCluster, config: StackConfig, records: int, rounds: int, work: Path
+    cluster: ProcessCluster,
+    config: StackConfig,
+    records: int,
+    rounds: int,
+    work: Path,
+    warmups: int,
 ) -> CalibrationRun:
     brokers = len(cluster.brokers)
     rf = min(config.replication_factor, brokers)
     partitions = PARTITIONS_PER_BROKER * brokers
-    warm_up(cluster, partitions, rf, records, work)
+    warm_up(cluster, partitions, rf, records, work, warmups)
     groups = [n.process.pid for n in cluster.brokers if n.process is not None]
     produce_mb_s: list[float] = []
     produced_mb = consumed_mb = cpu_seconds = 0.0
@@ -120,9 +132,10 @@ def calibrate(
     records: int,
     rounds: int,
     workdir: Path | None = None,
+    warmups: int = MAX_WARMUPS,
 ) -> HardwareProfile:
     """Measure, then the base profile with the measured figures and their provenance."""
-    run = measure(config, records, rounds, workdir)
+    run = measure(config, records, rounds, workdir, warmups)
     run.check()
     provenance = Measured(
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -132,7 +145,7 @@ def calibrate(
         kafka_version=config.kafka_version,
         stack=stack,
         brokers=run.brokers,
-        method=method(run.replication_factor, rounds),
+        method=method(run.replication_factor, rounds, warmups),
         base_profile=base.name,
         fields=list(MEASURED_FIELDS),
         records=records,

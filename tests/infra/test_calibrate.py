@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import pytest
 from typer.testing import CliRunner
 
 from infra.verify import calibrate
 from infra.verify.cpu_time import group_cpu_seconds
+from infra.verify.processes import ProcessCluster
+from infra.verify.throughput import Produced
 from kafkastack.cli import app
 from spark_sizing.calibration import CalibrationRun
 
@@ -87,3 +90,27 @@ def test_cpu_time_sums_the_process_groups_of_the_brokers(tmp_path: Path) -> None
     process(300, "other", 300, 50 * ticks, 0)
     (tmp_path / "self").mkdir()
     assert group_cpu_seconds([100, 200], proc=tmp_path) == pytest.approx(6 + 2 / ticks)
+
+
+def test_warmups_below_zero_are_refused(tmp_path: Path) -> None:
+    code, output = invoke("--stack", "local", "--out", str(tmp_path / "p.yaml"), "--warmups", "-1")
+    assert code == 2 and "--warmups -1" in output and "≥ 0" in output
+
+
+@pytest.mark.parametrize(("most", "expected"), [(0, 0), (1, 1), (3, 3), (6, 4)])
+def test_warm_up_stops_at_the_most_rounds_or_once_two_agree(
+    most: int, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Throughput still climbing by half per round for three rounds, then settled.
+    speeds = iter([10.0, 15.0, 22.5, 23.0, 23.1, 23.2])
+    rounds: list[str] = []
+    monkeypatch.setattr(calibrate.throughput, "create_topic", lambda _c, topic, *_: None)
+
+    def produce(_cluster: object, topic: str, records: int, _work: Path) -> Produced:
+        rounds.append(topic)
+        return Produced(records, next(speeds), records_s=1000.0, p50_ms=1.0, p99_ms=2.0)
+
+    monkeypatch.setattr(calibrate.throughput, "produce", produce)
+    monkeypatch.setattr(calibrate.throughput, "consume", lambda *_: None)
+    calibrate.warm_up(cast(ProcessCluster, object()), 6, 3, 1000, Path("."), most)
+    assert rounds == [f"calibrate-warmup-{n}" for n in range(expected)]

@@ -26,9 +26,11 @@ from tests.kafka.conftest import stack_values
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-# Few records and one round: what is checked is what the profile carries, not how fast.
+# Few records, one warm-up round and one measured round: what is checked is what the profile
+# carries, not how fast (up to four warm-up rounds ran until they agreed: as long again).
 RECORDS = 20_000
 ROUNDS = 1
+WARMUPS = 1
 
 
 def write_stack(stacks: Path, name: str, values: dict[str, Any]) -> None:
@@ -57,6 +59,8 @@ def test_calibrate_measures_real_brokers_and_the_sizing_takes_the_profile(
             str(RECORDS),
             "--rounds",
             str(ROUNDS),
+            "--warmups",
+            str(WARMUPS),
         ],
     )
     assert calibrated.exit_code == 0, calibrated.output
@@ -66,6 +70,7 @@ def test_calibrate_measures_real_brokers_and_the_sizing_takes_the_profile(
     # What the three brokers carried, with where and how it was measured.
     assert len(measured.produce_mb_s) == ROUNDS and min(measured.produce_mb_s) > 0
     assert (measured.stack, measured.brokers, measured.records) == ("calib", 3, RECORDS)
+    assert f"(at most {WARMUPS})" in measured.method, measured.method
     assert profile.disk_mb_s > 0
 
     # The sizing job, in a process of its own as a user runs it (Spark's JVM must not outlive
