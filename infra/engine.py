@@ -9,8 +9,10 @@ to whoever owns that state (the local cluster, a test, a preview run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,6 +45,34 @@ STATEFUL_TYPES = frozenset(
 
 class EngineError(RuntimeError):
     """A Pulumi command failed; the message carries the engine's own words."""
+
+
+def owned_state_home(user_home: Path | None = None) -> Path:
+    """PULUMI_HOME for the engine on a throwaway state (`Engine.throwaway_state`: the local
+    cluster's, a test's, a preview's base), in the cache rather than the user's ~/.pulumi.
+
+    Since v3.25x the CLI writes an automatic log of each command into PULUMI_HOME/logs: every
+    verbose message with the resources' properties, JSON-encoded, gzip-compressed and encrypted
+    (3–5 MB a command; the test suite filled 500 MB of root's home). Encoding it was 45 % of the
+    CLI's CPU in a preview (profiled with `--profiling`): a preview of prod took 12 CPU-seconds,
+    9 without it. Nobody reads these logs for a throwaway state, and the CLI has no setting to
+    stop writing them, but it goes on without one when it cannot make the folder: `logs` is a
+    file here. Plugins a user installed (`pulumi plugin install`) stay reachable through a link."""
+    home = cache_dir() / "pulumi-home"
+    home.mkdir(parents=True, exist_ok=True)
+    logs = home / "logs"
+    if logs.is_dir():  # made by a CLI run before this home was set up so
+        shutil.rmtree(logs, ignore_errors=True)
+    if not logs.is_file():
+        unique = home / f".logs.{os.getpid()}"
+        unique.write_text("Not a folder, so that the pulumi CLI keeps no automatic log here.\n")
+        unique.replace(logs)
+    plugins = (user_home or Path.home() / ".pulumi") / "plugins"
+    if plugins.is_dir() and not (home / "plugins").exists():
+        # Another engine command may have linked it first.
+        with contextlib.suppress(FileExistsError):
+            (home / "plugins").symlink_to(plugins, target_is_directory=True)
+    return home
 
 
 @dataclass(frozen=True)
@@ -135,6 +165,12 @@ class Engine:
     passphrase: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def throwaway_state(self) -> bool:
+        """State kafkastack keeps on this machine for itself (the local cluster's, a test's, a
+        preview's base): a file backend with the local passphrase."""
+        return self.state_dir is not None and self.passphrase == LOCAL_PASSPHRASE
+
     def config_file(self, stack: str) -> Path:
         base = self.state_dir or (cache_dir() / "pulumi-config")
         return base / "config" / f"Pulumi.{stack}.yaml"
@@ -165,6 +201,9 @@ class Engine:
             backend = self.state_dir / "backend"
             backend.mkdir(parents=True, exist_ok=True)
             env["PULUMI_BACKEND_URL"] = backend.resolve().as_uri()
+        # A home the user chose stays theirs, logs and all, and so does their own state's.
+        if self.throwaway_state and "PULUMI_HOME" not in env:
+            env["PULUMI_HOME"] = str(owned_state_home())
         # A real stack's passphrase is the user's (PULUMI_CONFIG_PASSPHRASE[_FILE]); without one
         # Pulumi stops and says so, rather than encrypting secrets with an empty passphrase.
         if self.passphrase is not None:

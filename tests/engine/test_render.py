@@ -10,6 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from infra.toolchain import cache_dir
 from kafkastack.cli import app
 
 pytestmark = pytest.mark.engine
@@ -35,8 +36,13 @@ def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stack", ["local", "dev", "prod"])
 def test_the_engine_render_yields_the_same_objects_as_the_mock_render(
-    tmp_path: Path, stack: str
+    tmp_path: Path, stack: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The render's engine state is a throwaway: nothing of it goes into the user's home (the
+    # CLI's automatic log went to ~/.pulumi/logs, 3–5 MB a command; infra/engine.py).
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(cache_dir()))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PULUMI_HOME", raising=False)
     for engine in ("mock", "pulumi"):
         result = CliRunner().invoke(
             app,
@@ -51,3 +57,5 @@ def test_the_engine_render_yields_the_same_objects_as_the_mock_render(
     # Both renders write the same config files and topology beside the objects.
     for name in ("topology.json", "config"):
         assert (tmp_path / "pulumi" / name).exists()
+    assert not (tmp_path / "home").exists()
+    assert (cache_dir() / "pulumi-home" / "logs").is_file()

@@ -252,3 +252,35 @@ def test_a_preview_says_who_can_reach_the_load_balancer() -> None:
     for before in (None, summary):
         comment = markdown(StackPreview("prod", [], before, summary, []))
         assert "External access: internet-facing NLB." in comment
+
+
+def test_a_throwaway_state_runs_the_cli_in_a_home_of_the_cache_that_keeps_no_log(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    cache, user = tmp_path / "cache", tmp_path / "user"
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(cache))
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("PULUMI_HOME", raising=False)
+    (user / ".pulumi" / "plugins").mkdir(parents=True)
+    # A CLI run before made the folder the automatic log goes to.
+    (cache / "pulumi-home" / "logs").mkdir(parents=True)
+    (cache / "pulumi-home" / "logs" / "pulumi-1.log").write_text("old")
+    env = Engine(state_dir=tmp_path / "state", passphrase=LOCAL_PASSPHRASE).env()
+    home = cache / "pulumi-home"
+    assert env["PULUMI_HOME"] == str(home)
+    assert (home / "logs").is_file()  # the CLI cannot make the folder, so it logs nothing
+    assert (home / "plugins").resolve() == (user / ".pulumi" / "plugins").resolve()
+    assert Engine(state_dir=tmp_path / "state", passphrase=LOCAL_PASSPHRASE).env() == env
+
+
+def test_the_users_own_state_and_home_stay_theirs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PULUMI_HOME", raising=False)
+    assert "PULUMI_HOME" not in Engine(state_dir=None).env()
+    assert "PULUMI_HOME" not in Engine(state_dir=tmp_path / "their-backend").env()
+    monkeypatch.setenv("PULUMI_HOME", "/srv/pulumi")
+    throwaway = Engine(state_dir=tmp_path / "state", passphrase=LOCAL_PASSPHRASE).env()
+    assert throwaway["PULUMI_HOME"] == "/srv/pulumi"
+    assert not (tmp_path / "cache" / "pulumi-home").exists()
