@@ -47,7 +47,7 @@ class EngineError(RuntimeError):
     """A Pulumi command failed; the message carries the engine's own words."""
 
 
-def owned_state_home(user_home: Path | None = None) -> Path:
+def owned_state_home() -> Path:
     """PULUMI_HOME for the engine on a throwaway state (`Engine.throwaway_state`: the local
     cluster's, a test's, a preview's base), in the cache rather than the user's ~/.pulumi.
 
@@ -67,7 +67,7 @@ def owned_state_home(user_home: Path | None = None) -> Path:
         unique = home / f".logs.{os.getpid()}"
         unique.write_text("Not a folder, so that the pulumi CLI keeps no automatic log here.\n")
         unique.replace(logs)
-    plugins = (user_home or Path.home() / ".pulumi") / "plugins"
+    plugins = Path.home() / ".pulumi" / "plugins"
     if plugins.is_dir() and not (home / "plugins").exists():
         # Another engine command may have linked it first.
         with contextlib.suppress(FileExistsError):

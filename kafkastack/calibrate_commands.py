@@ -37,16 +37,16 @@ def calibrate(
     from infra.errors import ConfigError
     from infra.verify.calibrate import calibrate as measure_profile
     from infra.verify.errors import VerifyError
-    from spark_sizing.calibration import CalibrationError, check_out_path, write_profile
+    from spark_sizing.calibration import (
+        CalibrationError,
+        check_out_path,
+        check_rounds,
+        write_profile,
+    )
     from spark_sizing.profiles import ProfileError, load_profile
 
     try:
-        if records < 1:
-            raise CalibrationError(f"--records {records}: must be ≥ 1")
-        if rounds < 1:
-            raise CalibrationError(f"--rounds {rounds}: must be ≥ 1")
-        if warmups < 0:
-            raise CalibrationError(f"--warmups {warmups}: must be ≥ 0")
+        check_rounds(records, rounds, warmups)
         check_out_path(out)
         base = load_profile(base_profile)
         config = load_stack(stacks_dir, stack)

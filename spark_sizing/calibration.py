@@ -50,7 +50,7 @@ METHOD = (
     "Kafka's ProducerPerformance (1 KiB records, acks=all, unthrottled) into an RF {rf} topic "
     "with min.insync.replicas {min_isr}, then ConsumerPerformance reading it back, on the brokers "
     "started from the stack's rendered configs (network namespaces, as `kafkastack verify`); "
-    "warm-up rounds discarded until two agree within {settled:.0%} (at most {warmups}), "
+    "warm-up rounds discarded until two agree within {settled} (at most {warmups}), "
     "the median of {rounds} rounds. "
     "disk_mb_s = network_mb_s = "
     "median produce MB/s × RF ÷ brokers; mb_s_per_vcpu = (produced × (2·RF − 1) + consumed) MB "
@@ -119,11 +119,21 @@ def calibrated_profile(
     )
 
 
+def check_rounds(records: int, rounds: int, warmups: int) -> None:
+    """What `kafkastack calibrate` is asked to run, before anything starts."""
+    if records < 1:
+        raise CalibrationError(f"--records {records}: must be ≥ 1")
+    if rounds < 1:
+        raise CalibrationError(f"--rounds {rounds}: must be ≥ 1")
+    if warmups < 0:
+        raise CalibrationError(f"--warmups {warmups}: must be ≥ 0")
+
+
 def method(replication_factor: int, rounds: int, warmups: int = MAX_WARMUPS) -> str:
     return METHOD.format(
         rf=replication_factor,
         min_isr=max(1, replication_factor - 1),
-        settled=SETTLED,
+        settled=f"{SETTLED * 100:g} %",
         warmups=warmups,
         rounds=rounds,
     )

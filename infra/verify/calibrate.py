@@ -27,9 +27,9 @@ from spark_sizing.calibration import (
     MAX_WARMUPS,
     MEASURED_FIELDS,
     SETTLED,
-    CalibrationError,
     CalibrationRun,
     calibrated_profile,
+    check_rounds,
     method,
 )
 from spark_sizing.profiles import HardwareProfile, Measured
@@ -50,10 +50,7 @@ def measure(
     """Start the stack's rendered cluster here, run at most `warmups` warm-up rounds and
     `rounds` measured rounds of `records` records each (produce with acks=all, then consume),
     and stop it."""
-    if records < 1 or rounds < 1:
-        raise CalibrationError("--records and --rounds must be ≥ 1")
-    if warmups < 0:
-        raise CalibrationError(f"--warmups {warmups}: must be ≥ 0")
+    check_rounds(records, rounds, warmups)
     problem = network.available()
     if problem:
         raise VerifyError(problem)
