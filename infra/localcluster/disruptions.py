@@ -10,6 +10,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -228,6 +229,37 @@ def rolling_change(
     restarts.sort(key=lambda r: r[1])
     load = read_back(client, topic, acked, errors)
     return Roll(seconds, restarts, done.updates, samples, load, leader)
+
+
+# What a Kafka log says when a partition's in-sync set changes or a broker is fenced: why a roll
+# dipped below min.insync.replicas (a broker fenced by the quorum, a follower its leader dropped,
+# a controlled shutdown) is told only by these lines, gone once the proof releases the stack.
+ISR_LOG = re.compile(r"ISR|[Ff]enc|[Cc]ontrolled shutdown")
+ISR_LOG_LINES = 40
+
+
+def isr_history(stack: DeployedStack) -> dict[str, list[str]]:
+    """Each running Kafka pod → its last log lines about in-sync sets and fencing (with the
+    kubelet's timestamps), for a failed roll's report."""
+    history = {}
+    for pod in _kafka_pods(stack):
+        name = pod["metadata"]["name"]
+        reply = stack.kube.kubectl(
+            "logs", name, "-n", stack.namespace, "-c", "kafka", "--timestamps", check=False
+        )
+        lines = [line for line in reply.stdout.splitlines() if ISR_LOG.search(line)]
+        history[name] = lines[-ISR_LOG_LINES:] or [reply.stderr.strip() or "(none)"]
+    return history
+
+
+def roll_report(stack: DeployedStack, roll: Roll) -> str:
+    """What a failed roll check shows: each restart (start, Ready), then the pods' ISR lines."""
+    lines = [
+        f"{name}: started {begun:.0f}, Ready {ready:.0f}" for name, begun, ready in roll.restarts
+    ]
+    for name, said in isr_history(stack).items():
+        lines += [f"-- {name}", *said]
+    return "\n".join(lines)
 
 
 def watcher_of(stack: DeployedStack, sampling: bool = True) -> IsrWatcher:

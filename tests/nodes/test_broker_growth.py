@@ -35,6 +35,7 @@ from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import (
     overlapping_starts,
     read_back,
+    roll_report,
     rolling_change,
     set_brokers,
 )
@@ -108,7 +109,9 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
         # Only the two new brokers started, one after the other; no running one restarted.
         assert [name for name, _, _ in grow.restarts] == new, grow.restarts
         assert overlapping_starts(grow.restarts) == [], grow.restarts
-        assert min_isr_seen(grow.samples) >= model.config.min_insync_replicas
+        assert min_isr_seen(grow.samples) >= model.config.min_insync_replicas, roll_report(
+            stack, grow
+        )
         assert grow.load.acked and grow.load.lost == [] and grow.load.disorder == []
         nodes = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in stack.pods(labels.BROKER)}
         assert {nodes[name] for name in new} == {n.name for n in added}, nodes

@@ -43,6 +43,7 @@ from infra.localcluster.disruptions import (
     lose_volume,
     overlapping_starts,
     read_back,
+    roll_report,
     rolling_change,
     set_quorum_nodes,
     started_and_ready,
@@ -74,7 +75,10 @@ def assert_one_at_a_time_within_min_isr(stack: DeployedStack, roll: Roll) -> int
     min_isr = stack.model.config.min_insync_replicas
     seen = min_isr_seen(roll.samples)
     assert len(roll.samples) >= 3, "the ISR watcher took too few samples to judge the roll"
-    assert seen >= min_isr, f"fell to {seen} in sync: {below(roll.samples, min_isr)[:10]}"
+    # The message (pods' logs included) is made only when the check fails.
+    assert seen >= min_isr, (
+        f"fell to {seen} in sync: {below(roll.samples, min_isr)[:10]}\n{roll_report(stack, roll)}"
+    )
     assert roll.load.acked and roll.load.lost == [] and roll.load.disorder == []
     return seen
 
