@@ -23,6 +23,7 @@ from infra.config_base import NAMESPACE
 from infra.engine import Engine, Preview
 from infra.localcluster import loop_provisioner
 from infra.localcluster.control_plane import LocalClusterError
+from infra.localcluster.host_clients import HostAdmin
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.pod_client import PodClient
@@ -103,7 +104,7 @@ class DeployedStack:
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         loop_provisioner.stop_provisioning(self.kube.name)
         self._deployed_on = []
-        self._client = None
+        self._drop_client()
 
     def _deploy(self) -> None:
         if self.config is not None:  # an earlier deployment, on nodes that are gone
@@ -117,7 +118,7 @@ class DeployedStack:
         self.provisioned = self._up()
         self.deploy_seconds = time.monotonic() - started
         self._deployed_on = self._node_uids()
-        self._client = None
+        self._drop_client()
 
     def _engine(self) -> Engine:
         """The real engine with this deployment's own state folder."""
@@ -188,9 +189,11 @@ class DeployedStack:
         raise KeyError(f"no broker with node id {node_id}")
 
     def client(self) -> PodClient:
-        """The client pod, started on first use (on the first real node)."""
+        """The client pod, started on first use (on the first real node), with the stack's
+        admin on this host for the proofs' questions."""
         if self._client is None:
-            client = PodClient(self.kube, self.model, CLIENT_POD)
+            admin = HostAdmin(self.kube, self.model, self.workdir / "host-admin")
+            client = PodClient(self.kube, self.model, CLIENT_POD, admin)
             client.delete()
             self.kube.kubectl(
                 "wait", "--for=delete", f"pod/{CLIENT_POD}", "-n", self.namespace,
@@ -199,6 +202,12 @@ class DeployedStack:
             client.start(node=self.nodes.specs[0].name)
             self._client = client
         return self._client
+
+    def _drop_client(self) -> None:
+        """Forget the client of a deployment that is gone, ending its admin process."""
+        if self._client is not None:
+            self._client.admin.close()
+        self._client = None
 
 
 def _of_a_job(pod: dict[str, Any]) -> bool:

@@ -7,13 +7,25 @@ cluster. An operator's machine resolves the brokers' advertised names through it
 command gets the cluster's DNS as its resolver in a private mount namespace of its own, so the
 host's /etc/resolv.conf is never touched. The login is the stack's own: the admin's password
 from its Secret, the CA from the stack's CA Secret.
+
+The proofs' questions (where each partition's leader and in-sync set are, where a log ends)
+are asked the same way, through `HostAdmin`: one librdkafka process for a whole proof, where a
+Kafka tool in the client pod started a JVM per question (1.3–2.1 CPU-seconds each with TLS and
+SCRAM, on the cores the brokers under test share). What the proofs produce and read back stays
+in the client pod, inside the cluster's network.
 """
 
 from __future__ import annotations
 
+import json
+import selectors
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import IO, Any
 
-from infra.localcluster.control_plane import LocalKubernetes
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import CLUSTER_DOMAIN, DNS_SERVICE_IP
 from infra.model.broker_config import client_protocol
 from infra.model.cluster import ClusterModel
@@ -64,3 +76,81 @@ def write_login(settings: dict[str, str], path: Path) -> Path:
     path.chmod(0o600)  # before the password is in it, whoever made the file
     path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
     return path
+
+
+class HostAdmin:
+    """The stack's admin asking the brokers from this host: `infra.verify.client --serve` with
+    the cluster's DNS, started at the first question and kept until `close()`. `folder` holds
+    its resolver, the CA and its error output."""
+
+    REPLY_SECONDS = 120  # above the longest wait of an operation (list_offsets: 30 s + 60 s)
+
+    def __init__(self, kube: LocalKubernetes, model: ClusterModel, folder: Path) -> None:
+        self.kube = kube
+        self.model = model
+        self.folder = folder
+        self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
+        self._process: subprocess.Popen[str] | None = None
+        self._security: dict[str, str] = {}
+
+    def login(self) -> dict[str, str]:
+        return admin_login(self.kube, self.model, self.folder)
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._security = self.login()
+            command = [sys.executable, "-m", "infra.verify.client", "--serve"]
+            with (self.folder / "admin.err").open("a", encoding="utf-8") as errors:
+                self._process = subprocess.Popen(
+                    with_cluster_dns(self.folder, self.model.config.namespace, command),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                )
+        return self._process
+
+    def ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        """One operation's reply; an operation that failed raises, naming it."""
+        process = self._started()
+        assert process.stdin is not None and process.stdout is not None
+        # The password travels on the pipe, never on a command line.
+        request = {"op": op, "bootstrap": self.bootstrap, "security": self._security, **fields}
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        line = _line_within(process.stdout, self.REPLY_SECONDS)
+        if not line:
+            self.close()
+            said = (self.folder / "admin.err").read_text(encoding="utf-8")[-1500:]
+            raise LocalClusterError(f"the host's admin client gave no answer to {op}: {said}")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply or reply.get("ok") is False:
+            raise LocalClusterError(f"{op} from this host: {reply.get('error', reply)}")
+        return reply
+
+    def close(self) -> None:
+        """End the process (its stdin closes: it leaves its loop), killed if it does not."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _line_within(stream: IO[str], seconds: float) -> str:
+    """The next line of `stream`, or "" when none came within `seconds` (or it ended)."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if selector.select(left):
+                return stream.readline()
+    return ""

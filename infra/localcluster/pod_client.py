@@ -1,17 +1,20 @@
-"""Kafka's own tools run in the client pod (client_pod.py) through `kubectl exec`.
+"""Kafka's own tools run in the client pod (client_pod.py) through `kubectl exec`, and the
+proofs' questions about the cluster asked from this host (host_clients.HostAdmin).
 
 The Kafka image carries only `kafka-run-class.sh` (no per-tool scripts), so each tool is named
-by its class, as the upstream scripts do: TopicCommand for topics and their in-sync sets,
-VerifiableProducer for an idempotent acks=all load that reports every acknowledged record with
-its partition and offset, GetOffsetShell for where each partition's log ends, ConsoleConsumer to
-read the records back. Parsing their output is plain Python (tested in
-tests/infra/test_pod_client.py).
+by its class, as the upstream scripts do: VerifiableProducer for an idempotent acks=all load
+that reports every acknowledged record with its partition and offset, ConsoleConsumer to read
+the records back, MetadataQuorumCommand for the quorum's leader, TopicCommand for a listing
+through HAProxy. Parsing their output is plain Python (tested in tests/infra/test_pod_client.py).
+
+Creating topics, their leaders and in-sync sets, and where each log ends come from the stack's
+admin on this host: the proofs poll them every second, and a tool's JVM per question cost more
+CPU than the brokers under test were given.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import subprocess
 import time
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from infra.localcluster import client_pod
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
+from infra.localcluster.host_clients import HostAdmin
 from infra.model import membership
 from infra.model.cluster import ClusterModel
 
@@ -28,8 +32,6 @@ PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 FILL_RECORD_BYTES = 1_000
 CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
-OFFSETS = "org.apache.kafka.tools.GetOffsetShell"  # kafka-get-offsets.sh's class, 3.9 and 4.x
-LATEST = "-1"  # GetOffsetShell's --time for the end of each log
 # A tool's JVM is small: several share the client pod beside the brokers on two cores.
 TOOL_HEAP = "-Xmx256m"
 
@@ -58,31 +60,6 @@ class Consumed:
     value: str
     partition: int
     offset: int
-
-
-_DESCRIBE = re.compile(
-    r"Partition:\s*(?P<partition>\d+)\s+Leader:\s*(?P<leader>\S+)\s+"
-    r"Replicas:\s*(?P<replicas>[\d,]*)\s+Isr:\s*(?P<isr>[\d,]*)"
-)
-
-
-def _ids(text: str) -> tuple[int, ...]:
-    return tuple(int(i) for i in text.split(",") if i)
-
-
-def parse_describe(output: str) -> dict[int, PartitionState]:
-    """TopicCommand --describe → partition → state (its header line has no partition)."""
-    states = {}
-    for line in output.splitlines():
-        match = _DESCRIBE.search(line)
-        if match:
-            leader = match["leader"]
-            states[int(match["partition"])] = PartitionState(
-                leader=int(leader) if leader.lstrip("-").isdigit() else -1,
-                replicas=_ids(match["replicas"]),
-                isr=_ids(match["isr"]),
-            )
-    return states
 
 
 def parse_acked(output: str) -> tuple[list[Acked], list[str]]:
@@ -123,17 +100,6 @@ def parse_consumed(output: str) -> list[Consumed]:
     return records
 
 
-def parse_offsets(output: str) -> dict[int, int]:
-    """GetOffsetShell lines `topic:partition:offset` → partition → offset (a topic name holds
-    no colon); the tool's own log lines are skipped."""
-    offsets = {}
-    for line in output.splitlines():
-        parts = line.strip().rsplit(":", 2)
-        if len(parts) == 3 and parts[1].isdigit() and parts[2].lstrip("-").isdigit():
-            offsets[int(parts[1])] = int(parts[2])
-    return offsets
-
-
 def tool_options(model: ClusterModel) -> dict[str, str]:
     """The producer's and consumer's option naming their client config, and the consumer's
     for formatter settings: Kafka 4 renamed them (--command-config, --formatter-property) and
@@ -151,10 +117,13 @@ def tool_options(model: ClusterModel) -> dict[str, str]:
 class PodClient:
     """The client pod `name` of a deployed stack, and the Kafka tools run in it."""
 
-    def __init__(self, kube: LocalKubernetes, model: ClusterModel, name: str) -> None:
+    def __init__(
+        self, kube: LocalKubernetes, model: ClusterModel, name: str, admin: HostAdmin
+    ) -> None:
         self.kube = kube
         self.model = model
         self.name = name
+        self.admin = admin
         self.namespace = model.config.namespace
         self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
         self.external_bootstrap = f"{model.names.external_bootstrap}:{model.ports.route}"
@@ -200,36 +169,31 @@ class PodClient:
         return f"env KAFKA_HEAP_OPTS={TOOL_HEAP} {shlex.join(argv)}"
 
     def create_topic(self, topic: str, partitions: int, min_isr: int | None = None) -> None:
+        """`topic` with the stack's replication factor, unless it exists already."""
         min_isr = min_isr or self.model.config.min_insync_replicas
-        rf = self.model.config.replication_factor
-        args = [
-            "--command-config", client_pod.CLIENT_PROPERTIES, "--create", "--if-not-exists",
-            "--topic", topic, "--partitions", str(partitions), "--replication-factor", str(rf),
-            "--config", f"min.insync.replicas={min_isr}",
-        ]  # fmt: skip
-        self.exec_sh(self.tool_command(TOPIC_COMMAND, args))
+        self.admin.ask(
+            "create_topic", topic=topic, partitions=partitions,
+            rf=self.model.config.replication_factor,
+            config={"min.insync.replicas": min_isr}, if_not_exists=True,
+        )  # fmt: skip
 
     def describe(self, topic: str | None = None) -> dict[str, dict[int, PartitionState]]:
         """topic → partition → state, for `topic` or every topic."""
-        args = ["--command-config", client_pod.CLIENT_PROPERTIES, "--describe"]
-        if topic:
-            args += ["--topic", topic]
-        out = self.exec_sh(self.tool_command(TOPIC_COMMAND, args)).stdout
-        topics: dict[str, list[str]] = {}
-        for line in out.splitlines():
-            match = re.search(r"Topic:\s*(\S+)", line)
-            if match:
-                topics.setdefault(match[1], []).append(line)
-        return {name: parse_describe("\n".join(lines)) for name, lines in topics.items()}
+        reply = self.admin.ask("describe_topics", topics=[topic] if topic else None)
+        return {
+            name: {
+                int(partition): PartitionState(
+                    state["leader"], tuple(state["replicas"]), tuple(state["isrs"])
+                )
+                for partition, state in partitions.items()
+            }
+            for name, partitions in reply["topics"].items()
+        }
 
     def end_offsets(self, topic: str) -> dict[int, int]:
         """partition → the offset after its last record (its high watermark)."""
-        args = ["--command-config", client_pod.CLIENT_PROPERTIES, "--topic", topic]
-        args += ["--time", LATEST]
-        offsets = parse_offsets(self.exec_sh(self.tool_command(OFFSETS, args)).stdout)
-        if not offsets:
-            raise LocalClusterError(f"{topic}: GetOffsetShell named no partition")
-        return offsets
+        offsets = self.admin.ask("end_offsets", topic=topic)["offsets"]
+        return {int(partition): int(offset) for partition, offset in offsets.items()}
 
     def quorum_leader(self) -> int | None:
         """The KRaft quorum's leader (the active controller) as the brokers report it."""

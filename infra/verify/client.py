@@ -30,6 +30,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigResource,
     ConfigSource,
     NewTopic,
+    OffsetSpec,
     ResourceType,
 )
 from cryptography import x509
@@ -59,6 +60,8 @@ def create_topic(req: dict[str, Any]) -> dict[str, Any]:
         futures[req["topic"]].result(timeout=60)
         return {"ok": True}
     except KafkaException as err:
+        if req.get("if_not_exists") and err.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return {"ok": True, "existed": True}
         return {"ok": False, "error": str(err)}
 
 
@@ -80,6 +83,37 @@ def describe(req: dict[str, Any]) -> dict[str, Any]:
         "brokers": sorted(metadata.brokers),
         "racks": {str(k): v for k, v in racks.items()},
         "partitions": partitions,
+    }
+
+
+def describe_topics(req: dict[str, Any]) -> dict[str, Any]:
+    """Every topic's partitions (or only those of `topics`), from a broker's metadata as
+    TopicCommand --describe reads them: topic → partition → leader (-1: none), replicas, ISR."""
+    admin = AdminClient(_base(req))
+    wanted = req.get("topics")
+    topics = {}
+    for name, topic in admin.list_topics(timeout=20).topics.items():
+        if topic.error is not None or (wanted is not None and name not in wanted):
+            continue
+        topics[name] = {
+            str(pid): {"leader": p.leader, "replicas": list(p.replicas), "isrs": list(p.isrs)}
+            for pid, p in topic.partitions.items()
+        }
+    return {"topics": topics}
+
+
+def end_offsets(req: dict[str, Any]) -> dict[str, Any]:
+    """partition → where the log of `topic` ends (its high watermark), as GetOffsetShell's
+    `--time -1` reads it."""
+    admin = AdminClient(_base(req))
+    found = admin.list_topics(topic=req["topic"], timeout=20).topics.get(req["topic"])
+    if found is None or found.error is not None or not found.partitions:
+        return {"error": f"{req['topic']}: no such topic ({found.error if found else 'unknown'})"}
+    spec = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+    latest = {TopicPartition(req["topic"], p): spec for p in found.partitions}
+    futures = admin.list_offsets(latest, request_timeout=30)
+    return {
+        "offsets": {str(tp.partition): f.result(timeout=60).offset for tp, f in futures.items()}
     }
 
 
@@ -274,6 +308,8 @@ OPERATIONS = {
     for f in (
         create_topic,
         describe,
+        describe_topics,
+        end_offsets,
         produce,
         consume,
         leader_of,
@@ -286,7 +322,24 @@ OPERATIONS = {
 }
 
 
+def serve() -> None:
+    """One JSON request per line of stdin, one JSON reply per line of stdout, until stdin ends:
+    a caller that asks every second pays the interpreter's start and the imports once."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            reply = OPERATIONS[request["op"]](request)
+        # The caller's answer, whatever failed: a request it got wrong or a cluster that did
+        # not answer, and the next request still finds this process serving.
+        except Exception as err:
+            reply = {"error": f"{type(err).__name__}: {err}"}
+        print(json.dumps(reply), flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        return
     request = json.loads(sys.argv[1])
     print(json.dumps(OPERATIONS[request["op"]](request)))
 

@@ -1,13 +1,22 @@
 """A command run on this host against the real-node cluster resolves names through the cluster's
-DNS, in a mount namespace of its own: the host's resolver stays as it was."""
+DNS, in a mount namespace of its own: the host's resolver stays as it was. The proofs' admin
+process answers question after question, a failed one included."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from infra.config import load_stack
 from infra.localcluster import host_clients
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import DNS_SERVICE_IP
+from infra.model.cluster import ClusterModel
 
 
 def test_the_cluster_dns_is_the_commands_resolver_and_the_hosts_stays(tmp_path: Path) -> None:
@@ -25,3 +34,47 @@ def test_the_login_file_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
     path = host_clients.write_login({"sasl.password": "s3cret"}, tmp_path / "admin.conf")
     assert path.read_text() == "sasl.password=s3cret\n"
     assert path.stat().st_mode & 0o077 == 0
+
+
+class PlaintextAdmin(host_clients.HostAdmin):
+    """The admin process without the stack's login (no cluster here to hold its Secrets)."""
+
+    def login(self) -> dict[str, str]:
+        return {}
+
+
+@pytest.fixture
+def answering_port() -> Iterator[int]:
+    """A TCP port on this host that answers every connection with a few bytes."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(1024)
+                connection.sendall(b"hello")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_one_admin_process_answers_every_question_and_a_failed_one_names_itself(
+    repo_root: Path, answering_port: int, tmp_path: Path
+) -> None:
+    model = ClusterModel.from_config(load_stack(repo_root / "stacks", "local"))
+    admin = PlaintextAdmin(LocalKubernetes("host-admin-test"), model, tmp_path / "admin")
+    try:
+        with pytest.raises(LocalClusterError, match="no_such_operation from this host: KeyError"):
+            admin.ask("no_such_operation")
+        process = admin._process
+        reply = admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
+        assert reply == {"answered": True, "bytes": 5}
+        assert admin._process is process  # the same process, after a failed question
+    finally:
+        admin.close()
+    assert process is not None and process.returncode == 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from infra.config import load_stack
 from infra.localcluster.client_pod import (
@@ -15,6 +15,7 @@ from infra.localcluster.client_pod import (
 )
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.disruptions import longest_stall
+from infra.localcluster.host_clients import HostAdmin
 from infra.localcluster.pod_client import (
     Acked,
     Consumed,
@@ -24,17 +25,9 @@ from infra.localcluster.pod_client import (
     out_of_order,
     parse_acked,
     parse_consumed,
-    parse_describe,
-    parse_offsets,
 )
 from infra.localcluster.real_stack import write_real_node_stack
 from infra.model.cluster import ClusterModel
-
-DESCRIBE = (
-    "Topic: t\tTopicId: AbC\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: \n"
-    "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,0\tIsr: 1,0\tElr: \tLastKnownElr: \n"
-    "\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 2,0,1\tIsr: 2\tElr: \tLastKnownElr: \n"
-)
 
 
 def _model(
@@ -54,8 +47,9 @@ def test_producer_and_consumer_name_their_config_as_the_stacks_kafka_release_doe
     """Kafka 3.9's VerifiableProducer and ConsoleConsumer refuse 4.x's --command-config and
     --formatter-property (the ZooKeeper-mode proof on real nodes failed on that)."""
     kube = LocalKubernetes("options-test")
-    kraft = PodClient(kube, _model(repo_root, tmp_path / "4"), "client")
-    zookeeper = PodClient(kube, _model(repo_root, tmp_path / "3", "zookeeper"), "client")
+    kraft = PodClient(kube, _model(repo_root, tmp_path / "4"), "client", CannedAdmin({}))
+    zookeeper_model = _model(repo_root, tmp_path / "3", "zookeeper")
+    zookeeper = PodClient(kube, zookeeper_model, "client", CannedAdmin({}))
     assert kraft.model.config.kafka_major == 4 and zookeeper.model.config.kafka_major == 3
     produce_4 = kraft.producer_args("t", 10, 2, -1)
     produce_3 = zookeeper.producer_args("t", 10, 2, -1)
@@ -89,11 +83,60 @@ def test_client_pod_runs_the_stacks_image_with_its_admin_secret_and_ca(
     assert f"cp /etc/kafka/admin-client/admin.properties {CLIENT_PROPERTIES}" in script
 
 
-def test_describe_output_becomes_leaders_and_in_sync_sets() -> None:
-    assert parse_describe(DESCRIBE) == {
-        0: PartitionState(leader=1, replicas=(1, 2, 0), isr=(1, 0)),
-        1: PartitionState(leader=-1, replicas=(2, 0, 1), isr=(2,)),
+class CannedAdmin(HostAdmin):
+    """The host's admin answering from `replies` (op → reply), recording what was asked."""
+
+    def __init__(self, replies: dict[str, dict[str, Any]]) -> None:
+        self.replies = replies
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    def ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        self.asked.append((op, fields))
+        return self.replies[op]
+
+
+def _client(repo_root: Path, tmp_path: Path, admin: HostAdmin) -> PodClient:
+    return PodClient(LocalKubernetes("client-test"), _model(repo_root, tmp_path), "client", admin)
+
+
+def test_the_admins_metadata_becomes_leaders_and_in_sync_sets(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    partitions = {
+        "0": {"leader": 1, "replicas": [1, 2, 0], "isrs": [1, 0]},
+        "1": {"leader": -1, "replicas": [2, 0, 1], "isrs": [2]},
     }
+    admin = CannedAdmin({"describe_topics": {"topics": {"t": partitions}}})
+    client = _client(repo_root, tmp_path, admin)
+    assert client.describe("t") == {
+        "t": {
+            0: PartitionState(leader=1, replicas=(1, 2, 0), isr=(1, 0)),
+            1: PartitionState(leader=-1, replicas=(2, 0, 1), isr=(2,)),
+        }
+    }
+    client.describe()
+    assert [fields["topics"] for _, fields in admin.asked] == [["t"], None]
+
+
+def test_topics_are_created_with_the_stacks_replication_and_min_isr_unless_they_exist(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    admin = CannedAdmin({"create_topic": {"ok": True}})
+    client = _client(repo_root, tmp_path, admin)
+    client.create_topic("t", partitions=3)
+    config = client.model.config
+    assert admin.asked == [
+        (
+            "create_topic",
+            {
+                "topic": "t",
+                "partitions": 3,
+                "rf": config.replication_factor,
+                "config": {"min.insync.replicas": config.min_insync_replicas},
+                "if_not_exists": True,
+            },
+        )
+    ]
 
 
 def test_verifiable_producer_lines_become_acknowledged_records_and_errors() -> None:
@@ -115,10 +158,9 @@ def test_console_consumer_lines_become_records() -> None:
     assert parse_consumed(output) == [Consumed("3", "42.7", 2, 9)]
 
 
-def test_get_offset_shell_lines_become_end_offsets_by_partition() -> None:
-    output = "WARN a log line: with colons\nproof-roll:0:4123\nproof-roll:2:17\nproof-roll:1:0\n"
-    assert parse_offsets(output) == {0: 4123, 1: 0, 2: 17}
-    assert parse_offsets("") == {}
+def test_end_offsets_come_by_partition(repo_root: Path, tmp_path: Path) -> None:
+    admin = CannedAdmin({"end_offsets": {"offsets": {"0": 4123, "2": 17, "1": 0}}})
+    assert _client(repo_root, tmp_path, admin).end_offsets("t") == {0: 4123, 1: 0, 2: 17}
 
 
 def test_lost_and_out_of_order_records_are_named() -> None:
