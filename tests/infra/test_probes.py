@@ -108,6 +108,18 @@ def test_the_agent_exports_what_the_probe_reads() -> None:
         assert f"name: {name}\n" in rendered
 
 
+def test_every_rule_keeps_its_matches_and_none_matches_a_value() -> None:
+    """`cache: true` is safe only for rules whose pattern stops at the attribute's name: the
+    agent matches `<bean><attribute>: <value>` and keeps the first answer per bean and
+    attribute, whatever value comes later."""
+    model = ClusterModel.from_config(config_of())
+    rules = yaml.safe_load(templating.jmx_exporter_config(model))["rules"]
+    assert len(rules) == len(templating.JMX_RULES)
+    for rule in rules:
+        assert rule["cache"] is True, rule
+        assert ": " not in rule["pattern"], rule["pattern"]
+
+
 def test_the_agent_reads_the_mbeans_every_rule_can_match_and_no_others() -> None:
     model = ClusterModel.from_config(config_of())
     listed = yaml.safe_load(templating.jmx_exporter_config(model))["includeObjectNames"]
