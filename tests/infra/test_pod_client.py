@@ -153,6 +153,19 @@ def test_verifiable_producer_lines_become_acknowledged_records_and_errors() -> N
     assert errors == ["class org.apache.kafka.common.errors.TimeoutException"]
 
 
+def test_a_send_refused_by_the_producers_own_stop_is_no_send_error() -> None:
+    """SIGTERM closes the producer while its loop may send once more: that record never left,
+    so it is neither acknowledged nor an error. Another IllegalStateException still is."""
+    refused = (
+        '{"timestamp":1700000000700,"name":"producer_send_error","key":"5","value":"42.9",'
+        '"topic":"t","exception":"class java.lang.IllegalStateException",'
+        '"message":"Cannot perform operation after producer has been closed"}\n'
+    )
+    other = refused.replace("after producer has been closed", "in this state")
+    assert parse_acked(refused) == ([], [])
+    assert parse_acked(other) == ([], ["class java.lang.IllegalStateException"])
+
+
 def test_console_consumer_lines_become_records() -> None:
     output = "Partition:2\tOffset:9\t3\t42.7\nProcessed a total of 1 messages\n"
     assert parse_consumed(output) == [Consumed("3", "42.7", 2, 9)]
