@@ -9,7 +9,7 @@ host's /etc/resolv.conf is never touched. The login is the stack's own: the admi
 from its Secret, the CA from the stack's CA Secret.
 
 The proofs' questions (where each partition's leader and in-sync set are, where a log ends)
-are asked the same way, through `HostAdmin`: one librdkafka process for a whole proof, where a
+are asked the same way, through `HostAdmin`: one librdkafka process per deployment, where a
 Kafka tool in the client pod started a JVM per question (1.3–2.1 CPU-seconds each with TLS and
 SCRAM, on the cores the brokers under test share). What the proofs produce and read back stays
 in the client pod, inside the cluster's network.
@@ -94,6 +94,7 @@ class HostAdmin:
         self._security: dict[str, str] = {}
 
     def login(self) -> dict[str, str]:
+        """The settings the process logs in with: the stack's admin, from its Secrets."""
         return admin_login(self.kube, self.model, self.folder)
 
     def _started(self) -> subprocess.Popen[str]:
