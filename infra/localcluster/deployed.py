@@ -107,6 +107,7 @@ class DeployedStack:
         self._drop_client()
 
     def _deploy(self) -> None:
+        self._drop_client()  # of the deployment this one replaces, before its folder goes
         if self.config is not None:  # an earlier deployment, on nodes that are gone
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -118,7 +119,6 @@ class DeployedStack:
         self.provisioned = self._up()
         self.deploy_seconds = time.monotonic() - started
         self._deployed_on = self._node_uids()
-        self._drop_client()
 
     def _engine(self) -> Engine:
         """The real engine with this deployment's own state folder."""

@@ -71,18 +71,18 @@ def describe(req: dict[str, Any]) -> dict[str, Any]:
     cluster = admin.describe_cluster(request_timeout=20).result(timeout=30)
     racks = {n.id: n.rack for n in cluster.nodes}
     topic = metadata.topics.get(req["topic"])
-    partitions = {}
-    if topic is not None:
-        for pid, p in topic.partitions.items():
-            partitions[str(pid)] = {
-                "leader": p.leader,
-                "replicas": list(p.replicas),
-                "isrs": list(p.isrs),
-            }
     return {
         "brokers": sorted(metadata.brokers),
         "racks": {str(k): v for k, v in racks.items()},
-        "partitions": partitions,
+        "partitions": _partition_states(topic) if topic is not None else {},
+    }
+
+
+def _partition_states(topic: Any) -> dict[str, dict[str, Any]]:
+    """A topic's metadata → partition → leader (-1: none), replicas, in-sync set."""
+    return {
+        str(pid): {"leader": p.leader, "replicas": list(p.replicas), "isrs": list(p.isrs)}
+        for pid, p in topic.partitions.items()
     }
 
 
@@ -95,10 +95,7 @@ def describe_topics(req: dict[str, Any]) -> dict[str, Any]:
     for name, topic in admin.list_topics(timeout=20).topics.items():
         if topic.error is not None or (wanted is not None and name not in wanted):
             continue
-        topics[name] = {
-            str(pid): {"leader": p.leader, "replicas": list(p.replicas), "isrs": list(p.isrs)}
-            for pid, p in topic.partitions.items()
-        }
+        topics[name] = _partition_states(topic)
     return {"topics": topics}
 
 
