@@ -1,16 +1,15 @@
-"""A pod's start and stop as the kubelet does them, for a node of a started stack.
+"""What a pod does beside its node's process, as the kubelet does it, for a node of a started
+stack: its other containers (a KRaft voter's `quorum-membership`) start beside the process, as
+rendered, in the same network and mount namespaces; its probes and `kubectl exec` run there too.
 
 A process restart (`ProcessCluster.start_node`) is a container restart: the init containers do
-not run again. A pod's start is more: its emptyDirs are fresh, its init containers run (as
-rendered) before the node's process, and its other containers (a KRaft voter's
-`quorum-membership`) start beside it, as rendered, in the same network and mount namespaces.
+not run again.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -51,25 +50,6 @@ class PodSteps:
 
     def _run_init_containers(self, node: Node) -> None:
         raise NotImplementedError
-
-    def start_pod(self, name: str) -> None:
-        """Fresh emptyDirs, the init containers, the node's process, then the other containers."""
-        node = self.node(name)
-        for folder in pods.empty_dirs(self._pod(node), node.workdir):
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-        self._run_init_containers(node)
-        self.start_node(name)
-        self._start_sidecars(node)
-
-    def stop_pod(self, name: str) -> None:
-        """SIGTERM to every container of the pod, the node's process last."""
-        node = self.node(name)
-        for process in node.sidecars:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
-        node.sidecars = []
-        self.stop_node(name)
 
     def _start_sidecars(self, node: Node) -> None:
         for container in pods.sidecars(self._pod(node)):

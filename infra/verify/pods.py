@@ -233,12 +233,6 @@ def pod_volumes(pod: dict[str, Any], workdir: Path) -> list[tuple[Path, str]]:
     ]
 
 
-def empty_dirs(pod: dict[str, Any], workdir: Path) -> list[Path]:
-    """The folders of the pod's emptyDir volumes among `POD_VOLUMES` (fresh per pod start)."""
-    names = {v["name"] for v in pod.get("volumes", []) if "emptyDir" in v}
-    return [folder for folder, _ in pod_volumes(pod, workdir) if folder.name[7:] in names]
-
-
 def fill_config_map(pod: dict[str, Any], workdir: Path, config_map: dict[str, Any]) -> bool:
     """Write `config_map`'s data into the pod's volume of it, as the kubelet does once the
     ConfigMap exists; False when the pod does not mount it."""
