@@ -208,6 +208,11 @@ class PodClient:
         offsets = self.admin.ask("end_offsets", topic=topic)["offsets"]
         return {int(partition): int(offset) for partition, offset in offsets.items()}
 
+    def throttles(self, brokers: list[int]) -> dict[int, dict[str, str]]:
+        """broker → the replication throttle rates someone set on it (empty when none is)."""
+        rates = self.admin.ask("throttles", brokers=brokers)
+        return {int(broker): set_rates for broker, set_rates in rates.items()}
+
     def quorum_leader(self) -> int | None:
         """The KRaft quorum's leader (the active controller) as the brokers report it."""
         args = ["--command-config", client_pod.CLIENT_PROPERTIES, "describe", "--status"]

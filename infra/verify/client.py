@@ -35,6 +35,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 from cryptography import x509
 
+from infra.verify import throttles
+
 
 def _base(req: dict[str, Any]) -> dict[str, Any]:
     conf: dict[str, Any] = {"bootstrap.servers": req["bootstrap"], "socket.timeout.ms": 10000}
@@ -315,6 +317,7 @@ OPERATIONS = {
         describe_configs,
         plaintext_probe,
         served_certificate,
+        throttles.throttles,
     )
 }
 

@@ -190,3 +190,11 @@ def test_longest_stall_counts_from_the_disruption_to_the_next_acknowledgement() 
     acked = [Acked("k", f"1.{i}", 0, i, at) for i, at in enumerate([9.0, 10.1, 13.1, 13.2])]
     assert longest_stall(acked, start=10.0, end=14.0) == 3.0
     assert longest_stall([], start=10.0, end=14.0) == 4.0
+
+
+def test_throttles_are_each_brokers_rates_by_its_id(repo_root: Path, tmp_path: Path) -> None:
+    rate = {"follower.replication.throttled.rate": "250000"}
+    admin = CannedAdmin({"throttles": {"0": {}, "3": rate}})
+    client = _client(repo_root, tmp_path, admin)
+    assert client.throttles([0, 3]) == {0: {}, 3: rate}
+    assert admin.asked == [("throttles", {"brokers": [0, 3]})]
