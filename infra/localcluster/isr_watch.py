@@ -125,7 +125,7 @@ def below(
 
 
 def scrape_round(model: ClusterModel) -> str:
-    """One pass over every broker's metrics: the shell the watcher loops and `current()` runs."""
+    """One pass over every broker's metrics."""
     query = f"name[]={metrics.PARTITION_IN_SYNC}"
     steps = []
     for broker in model.brokers:
@@ -146,16 +146,10 @@ def one_pass(model: ClusterModel) -> str:
     return f'echo "@sample $(date +%s)"; {scrape_round(model)}; true'
 
 
-def watcher_pod(model: ClusterModel, node: str, sampling: bool = True) -> dict[str, Any]:
-    """The watcher's pod: sampling in a loop, or (`sampling` off) idle, asked by `current()`
-    only: each scrape costs the broker's agent a walk over every MBean."""
+def watcher_pod(model: ClusterModel, node: str) -> dict[str, Any]:
+    """The watcher's pod, sampling in a loop until deleted."""
     c = model.config
-    loop = (
-        f'while true; do echo "@sample $(date +%s)"; {scrape_round(model)}; '
-        f"sleep {SAMPLE_PERIOD_S}; done"
-        if sampling
-        else "exec sleep infinity"
-    )
+    loop = f"while true; do {one_pass(model)}; sleep {SAMPLE_PERIOD_S}; done"
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -186,7 +180,6 @@ class IsrWatcher:
     kube: LocalKubernetes
     model: ClusterModel
     node: str
-    sampling: bool = True  # off: only `current()` asks the brokers
     samples: list[IsrSample] = field(default_factory=list)
 
     @property
@@ -200,48 +193,19 @@ class IsrWatcher:
         """The pod, once its first sample has an answer from every broker."""
         self.kube.kubectl("create", "namespace", self.namespace, check=False)
         self._delete()
-        pod = watcher_pod(self.model, self.node, self.sampling)
+        pod = watcher_pod(self.model, self.node)
         self.kube.kubectl("apply", "-f", "-", stdin=json.dumps(pod))
         deadline = time.monotonic() + timeout
-        while not any(not s.unanswered for s in self._answered()):
+        while not any(not s.unanswered for s in self._read()):
             if time.monotonic() > deadline:
                 raise LocalClusterError(f"the ISR watcher read no broker within {timeout}s")
             time.sleep(1)
-
-    def _answered(self) -> list[IsrSample]:
-        return self._read() if self.sampling else self._pass(check=False)
-
-    def _pass(self, check: bool = True) -> list[IsrSample]:
-        """One pass now, run in the watcher pod."""
-        reply = self.kube.kubectl(
-            "exec", WATCHER_POD, "-n", self.namespace, "--", "sh", "-c", one_pass(self.model),
-            check=check,
-        )  # fmt: skip
-        return parse_samples(reply.stdout) if reply.returncode == 0 else []
 
     def _read(self) -> list[IsrSample]:
         reply = self.kube.kubectl("logs", WATCHER_POD, "-n", self.namespace, check=False)
         return parse_samples(reply.stdout) if reply.returncode == 0 else []
 
-    def current(self) -> Partitions:
-        """What every broker serves at this moment."""
-        samples = self._pass()
-        return samples[0].partitions if samples else {}
-
-    def wait_in_sync(
-        self, topic: str, partition: int, size: int, timeout: float = 180
-    ) -> SampledPartition:
-        """Until `partition` of `topic` has a leader serving an in-sync set of `size` or more."""
-        deadline = time.monotonic() + timeout
-        while True:
-            state = self.current().get(topic, {}).get(partition)
-            if state is not None and state.isr >= size:
-                return state
-            if time.monotonic() > deadline:
-                raise LocalClusterError(f"{topic}-{partition}: in-sync set never {size}: {state}")
-            time.sleep(1)
-
     def stop(self) -> list[IsrSample]:
-        self.samples = self._read() if self.sampling else []
+        self.samples = self._read()
         self._delete()
         return self.samples

@@ -125,6 +125,8 @@ def test_the_watcher_runs_where_the_brokers_admit_metrics_scrapes() -> None:
     assert pod["metadata"]["namespace"] == monitoring_namespace(m.config)
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "node-a"}
     assert pod["spec"]["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
+    loop = pod["spec"]["containers"][0]["command"]
+    assert loop == ["sh", "-c", f"while true; do {one_pass(m)}; sleep 1; done"]
 
 
 def test_the_series_the_watcher_reads_is_one_the_brokers_export() -> None:
@@ -135,12 +137,3 @@ def test_the_series_the_watcher_reads_is_one_the_brokers_export() -> None:
     served = rule["name"].replace("$1", "InSyncReplicasCount").lower()
     assert served == metrics.PARTITION_IN_SYNC
     assert rule["labels"] == {"topic": "$2", "partition": "$3"}
-
-
-def test_a_watcher_that_does_not_sample_only_idles() -> None:
-    # The leader failover asks for one pass at a time: a loop would scrape every broker's
-    # agent (a walk over all its MBeans) every second for nothing.
-    idle = watcher_pod(model(), "node-a", sampling=False)["spec"]["containers"][0]["command"]
-    assert idle == ["sh", "-c", "exec sleep infinity"]
-    looping = watcher_pod(model(), "node-a")["spec"]["containers"][0]["command"][2]
-    assert looping.startswith("while true; do") and "busybox wget" in looping
