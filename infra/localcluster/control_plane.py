@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from infra import toolchain
-from infra.localcluster import cert_manager, host
+from infra.localcluster import api_reads, cert_manager, host
 from infra.localcluster.loop_volumes import on_node, volume_leftover
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
@@ -199,30 +199,15 @@ class LocalKubernetes:
         config = self.workdir / "kwokctl.yaml"
         config.write_text(KWOKCTL_CONFIG, encoding="utf-8")
         self._run(
-            binary("kwokctl"),
-            "create",
-            "cluster",
-            "--name",
-            self.name,
-            "--config",
-            str(config),
-            "--runtime",
-            "binary",
-            "--kube-apiserver-binary",
-            binary("kube-apiserver"),
-            "--kube-controller-manager-binary",
-            binary("kube-controller-manager"),
-            "--kube-scheduler-binary",
-            binary("kube-scheduler"),
-            "--kwok-controller-binary",
-            binary("kwok"),
-            "--etcd-binary",
-            binary("etcd"),
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--wait",
-            "2m",
-        )
+            binary("kwokctl"), "create", "cluster", "--name", self.name,
+            "--config", str(config), "--runtime", "binary",
+            "--kube-apiserver-binary", binary("kube-apiserver"),
+            "--kube-controller-manager-binary", binary("kube-controller-manager"),
+            "--kube-scheduler-binary", binary("kube-scheduler"),
+            "--kwok-controller-binary", binary("kwok"),
+            "--etcd-binary", binary("etcd"),
+            "--kubeconfig", str(self.kubeconfig), "--wait", "2m",
+        )  # fmt: skip
 
     def has_real_nodes(self) -> bool:
         """Whether real nodes of this cluster run now (each has its node.json)."""
@@ -297,8 +282,22 @@ class LocalKubernetes:
                 leftover.unlink(missing_ok=True)
 
     def objects(self, kind: str, namespace: str) -> list[dict[str, Any]]:
+        """Every `kind` in `namespace` (ignored for a kind of the whole cluster), as kubectl
+        lists them: read by this process for the kinds the proofs poll, kubectl for others."""
+        try:
+            if kind in api_reads.KINDS:
+                return api_reads.items(self.kubeconfig, kind, namespace)
+        except api_reads.ApiReadError as err:
+            raise LocalClusterError(str(err)) from None
         reply = self.kubectl("get", kind, "-n", namespace, "-o", "json")
         return list(json.loads(reply.stdout)["items"])
+
+    def object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """One object of a kind in `api_reads.KINDS`, or None when there is none."""
+        try:
+            return api_reads.item(self.kubeconfig, kind, namespace, name)
+        except api_reads.ApiReadError as err:
+            raise LocalClusterError(str(err)) from None
 
     def secret_data(self, namespace: str, name: str) -> dict[str, bytes]:
         """Secret `name`'s keys and their decoded values."""

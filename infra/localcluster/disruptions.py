@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import calendar
 import itertools
-import json
 import re
 import time
 from collections.abc import Callable
@@ -49,8 +48,7 @@ def read_back(client: PodClient, topic: str, acked: list[Acked], errors: list[st
 
 
 def _pod(stack: DeployedStack, name: str) -> dict[str, Any]:
-    reply = stack.kube.kubectl("get", "pod", name, "-n", stack.namespace, "-o", "json", check=False)
-    return dict(json.loads(reply.stdout)) if reply.returncode == 0 else {}
+    return stack.kube.object("pods", stack.namespace, name) or {}
 
 
 def wait_replaced_and_ready(

@@ -237,7 +237,7 @@ class RealNodes:
             self._start(argv, node, "kubelet.log")
 
     def ready(self) -> dict[str, bool]:
-        nodes = json.loads(self.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        nodes = self.kube.objects("nodes", "default")
         state = {n.name: False for n in self.specs}
         for item in nodes:
             name = item["metadata"]["name"]

@@ -44,7 +44,7 @@ def wait_phase(
     deadline = time.monotonic() + timeout
     pod: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        pod = json.loads(nodes.kube.kubectl("get", "pod", name, "-o", "json").stdout)
+        pod = nodes.kube.object("pods", "default", name) or {}
         if pod.get("status", {}).get("phase") in phases:
             return pod
         time.sleep(0.5)
