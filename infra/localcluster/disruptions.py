@@ -39,7 +39,7 @@ def read_back(client: PodClient, topic: str, acked: list[Acked], errors: list[st
     """All of `topic` (records the producer sent but never saw acknowledged may be there too),
     judged against what was acknowledged. The producer has stopped, so each log ends where it
     stays, and the consumer stops once it has read that many records instead of waiting
-    `consume`'s idle time for more (20 s per proof): the proofs' topics are new (their logs
+    `consume`'s idle time for more (a minute per proof): the proofs' topics are new (their logs
     begin at offset 0) and an idempotent producer without transactions writes no control
     records, so the end offsets add up to the records there are. Were there fewer (a log whose
     start had moved), the consumer would end at its idle time, as without the count."""

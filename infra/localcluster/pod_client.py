@@ -304,14 +304,25 @@ class PodClient:
         return parse_acked(self.exec_sh(f"cat {out}.out").stdout)
 
     def consume(
-        self, topic: str, expect: int | None = None, external: bool = False, idle_s: int = 20
+        self, topic: str, expect: int | None = None, external: bool = False, idle_s: int = 60
     ) -> list[Consumed]:
         """Read `topic` from the beginning (read_committed) until `expect` records, or (without
-        `expect`, or short of it) until nothing came for `idle_s`: everything it holds."""
+        `expect`, or short of it) until nothing came for `idle_s`: everything it holds.
+
+        The idle time also covers the wait for the first record: a stack's first consumer
+        waits for Kafka to create the group coordinator's topic (`__consumer_offsets`, 50
+        partitions), which took over 20 s on two loaded cores, and a consumer that gave up
+        then read nothing and made every acknowledged record look lost."""
         args = self.consumer_args(topic, expect, idle_s)
         # The consumer exits non-zero when its idle timeout ends it; what it read is the answer.
         result = self.exec_sh(self.tool_command(CONSUMER, args, external), check=False)
-        return parse_consumed(result.stdout)
+        consumed = parse_consumed(result.stdout)
+        if expect and not consumed:
+            raise LocalClusterError(
+                f"the consumer of {topic} read nothing of {expect} records within "
+                f"{idle_s} s: {result.stderr[-1500:]}"
+            )
+        return consumed
 
     def consumer_args(self, topic: str, expect: int | None, idle_s: int) -> list[str]:
         limit = ["--max-messages", str(expect)] if expect is not None else []

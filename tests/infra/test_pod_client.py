@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any, Literal
+
+import pytest
 
 from infra.config import load_stack
 from infra.localcluster.client_pod import (
@@ -13,7 +16,7 @@ from infra.localcluster.client_pod import (
     client_script,
     external_host_names,
 )
-from infra.localcluster.control_plane import LocalKubernetes
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.disruptions import longest_stall
 from infra.localcluster.host_clients import HostAdmin
 from infra.localcluster.pod_client import (
@@ -198,3 +201,20 @@ def test_throttles_are_each_brokers_rates_by_its_id(repo_root: Path, tmp_path: P
     client = _client(repo_root, tmp_path, admin)
     assert client.throttles([0, 3]) == {0: {}, 3: rate}
     assert admin.asked == [("throttles", {"brokers": [0, 3]})]
+
+
+class SilentConsumerPod(PodClient):
+    """The client pod whose consumer gave up before its first record, saying why on stderr."""
+
+    def exec_sh(self, script: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        said = "org.apache.kafka.common.errors.TimeoutException: no record in 60000 ms"
+        return subprocess.CompletedProcess(["sh", "-c", script], 1, "", said)
+
+
+def test_a_consumer_that_read_nothing_says_why_instead_of_every_record_looking_lost(
+    repo_root: Path, tmp_path: Path
+) -> None:
+    model = _model(repo_root, tmp_path)
+    client = SilentConsumerPod(LocalKubernetes("client-test"), model, "client", CannedAdmin({}))
+    with pytest.raises(LocalClusterError, match=r"consumer of t read nothing of 600 .*Timeout"):
+        client.consume("t", expect=600)
