@@ -17,19 +17,15 @@ in the client pod, inside the cluster's network.
 
 from __future__ import annotations
 
-import json
-import selectors
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import CLUSTER_DOMAIN, DNS_SERVICE_IP
 from infra.model.broker_config import client_protocol
 from infra.model.cluster import ClusterModel
 from infra.model.security import scram_secret_name
+from infra.verify.clients import FAILED, SERVE, ServedClient
 
 RESOLVER = "/etc/resolv.conf"
 
@@ -90,68 +86,30 @@ class HostAdmin:
         self.model = model
         self.folder = folder
         self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
-        self._process: subprocess.Popen[str] | None = None
+        command = with_cluster_dns(folder, model.config.namespace, SERVE)
+        self._served = ServedClient(command, folder / "admin.err")
         self._security: dict[str, str] = {}
 
     def login(self) -> dict[str, str]:
         """The settings the process logs in with: the stack's admin, from its Secrets."""
         return admin_login(self.kube, self.model, self.folder)
 
-    def _started(self) -> subprocess.Popen[str]:
-        if self._process is None or self._process.poll() is not None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._security = self.login()
-            command = [sys.executable, "-m", "infra.verify.client", "--serve"]
-            with (self.folder / "admin.err").open("a", encoding="utf-8") as errors:
-                self._process = subprocess.Popen(
-                    with_cluster_dns(self.folder, self.model.config.namespace, command),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=errors,
-                    text=True,
-                )
-        return self._process
-
     def ask(self, op: str, **fields: Any) -> dict[str, Any]:
         """One operation's reply; an operation that failed raises, naming it."""
-        process = self._started()
-        assert process.stdin is not None and process.stdout is not None
+        if not self._security:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._security = self.login()
         # The password travels on the pipe, never on a command line.
         request = {"op": op, "bootstrap": self.bootstrap, "security": self._security, **fields}
-        process.stdin.write(json.dumps(request) + "\n")
-        process.stdin.flush()
-        line = _line_within(process.stdout, self.REPLY_SECONDS)
-        if not line:
-            self.close()
-            said = (self.folder / "admin.err").read_text(encoding="utf-8")[-1500:]
+        reply = self._served.ask(request, self.REPLY_SECONDS)
+        if reply is None:
+            said = self._served.said()
             raise LocalClusterError(f"the host's admin client gave no answer to {op}: {said}")
-        reply: dict[str, Any] = json.loads(line)
-        if "error" in reply or reply.get("ok") is False:
-            raise LocalClusterError(f"{op} from this host: {reply.get('error', reply)}")
+        if FAILED in reply or "error" in reply or reply.get("ok") is False:
+            said = reply.get(FAILED, reply.get("error", reply))
+            raise LocalClusterError(f"{op} from this host: {said}")
         return reply
 
     def close(self) -> None:
         """End the process (its stdin closes: it leaves its loop), killed if it does not."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.stdin is not None:
-            process.stdin.close()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def _line_within(stream: IO[str], seconds: float) -> str:
-    """The next line of `stream`, or "" when none came within `seconds` (or it ended)."""
-    with selectors.DefaultSelector() as selector:
-        selector.register(stream, selectors.EVENT_READ)
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if selector.select(left):
-                return stream.readline()
-    return ""
+        self._served.close()

@@ -36,6 +36,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from cryptography import x509
 
 from infra.verify import throttles
+from infra.verify.clients import FAILED
 
 
 def _base(req: dict[str, Any]) -> dict[str, Any]:
@@ -330,9 +331,10 @@ def serve() -> None:
         try:
             reply = OPERATIONS[request["op"]](request)
         # The caller's answer, whatever failed: a request it got wrong or a cluster that did
-        # not answer, and the next request still finds this process serving.
+        # not answer, and the next request still finds this process serving. `failed`, not
+        # `error`: some operations answer with an `error` of their own (plaintext_probe's).
         except Exception as err:
-            reply = {"error": f"{type(err).__name__}: {err}"}
+            reply = {FAILED: f"{type(err).__name__}: {err}"}
         print(json.dumps(reply), flush=True)
 
 

@@ -1,19 +1,106 @@
 """Clients of a started stack: each operation runs `infra.verify.client` inside the client
-host's network namespace, against the CLIENT listeners or through HAProxy."""
+host's network namespace, against the CLIENT listeners or through HAProxy.
+
+The questions go to one serving process per test host (`ServedClient`), started at the first
+and kept until the cluster closes: a process per question paid the interpreter's start and the
+Kafka client's import each time (about 0.3 CPU-s, 400 of them in a run of the suite), on the
+cores the brokers under test share. Requests travel on its stdin, so the logins in them never
+show on a command line. Background producers still get a process each (`spawn_client`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import selectors
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from infra.verify.errors import VerifyError
 from infra.verify.network import Host
 
 REPO = Path(__file__).resolve().parent.parent.parent
+SERVE = [sys.executable, "-m", "infra.verify.client", "--serve"]
+FAILED = "failed"  # the key of the serving process's reply when an operation raised
+
+
+class ServedClient:
+    """`infra.verify.client --serve` behind `argv`'s wrapper (a network namespace, a resolver):
+    one JSON request per line on its stdin, one JSON reply per line on its stdout. Started at
+    the first request and again after it ended; its stderr is appended to `errors`."""
+
+    def __init__(self, argv: list[str], errors: Path) -> None:
+        self.argv = argv
+        self.errors = errors
+        self._process: subprocess.Popen[str] | None = None
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            self.errors.parent.mkdir(parents=True, exist_ok=True)
+            with self.errors.open("a", encoding="utf-8") as errors:
+                self._process = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                    cwd=REPO,
+                )
+        return self._process
+
+    def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any] | None:
+        """The reply, or None when none came within `seconds` (the process is then ended, and
+        the next request starts another)."""
+        process = self._started()
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+        except OSError:  # it had ended: its stdin is a broken pipe
+            line = ""
+        else:
+            line = _line_within(process.stdout, seconds)
+        if not line:
+            self.close()
+            return None
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def said(self) -> str:
+        """The end of what it wrote on stderr."""
+        if not self.errors.is_file():
+            return ""
+        return self.errors.read_text(encoding="utf-8", errors="replace")[-1500:]
+
+    def close(self) -> None:
+        """End the process (its stdin closes: it leaves its loop), killed if it does not."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # it had ended: a broken pipe
+                process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _line_within(stream: IO[str], seconds: float) -> str:
+    """The next line of `stream`, or "" when none came within `seconds` (or it ended)."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if selector.select(left):
+                return stream.readline()
+    return ""
 
 
 class ClientAccess:
@@ -25,6 +112,8 @@ class ClientAccess:
     ca_file: Path
     admin_tls: Path | None  # mTLS: the admin's tls.crt, tls.key, ca.crt
     client_host: Host
+    workdir: Path
+    served: dict[str, ServedClient]  # by network namespace
 
     @property
     def broker_hosts(self) -> list[str]:
@@ -123,11 +212,26 @@ class ClientAccess:
     ) -> dict[str, Any]:
         """`host`: the test host to run on (a node's, to reach its peers' second network); by
         default the client host."""
-        proc = self.spawn_client(request, host=host)
-        out, err = proc.communicate(timeout=timeout)
-        if proc.returncode != 0:
-            raise VerifyError(f"client {request['op']} failed: {err.decode()[-1500:]}")
-        return dict(json.loads(out.decode().strip().splitlines()[-1]))
+        namespace = (host or self.client_host).namespace
+        if namespace not in self.served:
+            errors = self.workdir / "clients" / f"{namespace}.err"
+            self.served[namespace] = ServedClient(
+                ["ip", "netns", "exec", namespace, *SERVE], errors
+            )
+        served = self.served[namespace]
+        reply = served.ask(request, timeout)
+        if reply is None:
+            raise VerifyError(
+                f"client {request['op']}: no answer in {timeout:.0f} s: {served.said()}"
+            )
+        if FAILED in reply:
+            raise VerifyError(f"client {request['op']} failed: {reply[FAILED]}")
+        return reply
+
+    def close_clients(self) -> None:
+        for served in self.served.values():
+            served.close()
+        self.served.clear()
 
     def spawn_client(
         self, request: dict[str, Any], external: bool = False, host: Host | None = None

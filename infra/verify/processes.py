@@ -26,14 +26,13 @@ from typing import Any
 from infra.model.paths import KAFKA_BIN
 from infra.toolchain import ToolchainError, kafka_jvm_classes, kafka_lib, zookeeper_lib
 from infra.verify import certificates, pods
-from infra.verify.clients import ClientAccess
+from infra.verify.clients import ClientAccess, ServedClient
 from infra.verify.errors import VerifyError
 from infra.verify.haproxy import start_haproxy
 from infra.verify.mounts import mount_script
 from infra.verify.network import CLIENT_CIDR_BASE, Host, TestNetwork
 from infra.verify.pod_steps import PodSteps
 
-REPO = Path(__file__).resolve().parent.parent.parent
 STARTED_MARKERS = {
     "broker": ("Kafka Server started", "] started (kafka.server.KafkaServer)"),
     "controller": ("Kafka Server started",),
@@ -88,6 +87,7 @@ class ProcessCluster(ClientAccess, PodSteps):
         self.haproxy_host: Host | None = None
         self._haproxy: subprocess.Popen[bytes] | None = None
         self.network = TestNetwork()
+        self.served: dict[str, ServedClient] = {}
         # What the kubelet would hand the pods: the rendered Secrets (placeholder passwords).
         self.secrets = pods.secret_values(self.render_dir)
         users = self.topology["security"]["users"]
@@ -178,6 +178,7 @@ class ProcessCluster(ClientAccess, PodSteps):
         self.wait_for_brokers(len(self.brokers))
 
     def close(self) -> None:
+        self.close_clients()
         for node in self.nodes:
             self._kill(node)
         if self._haproxy is not None:

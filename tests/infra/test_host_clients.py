@@ -17,6 +17,7 @@ from infra.localcluster import host_clients
 from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.node_config import DNS_SERVICE_IP
 from infra.model.cluster import ClusterModel
+from infra.verify.clients import FAILED, SERVE, ServedClient
 
 
 def test_the_cluster_dns_is_the_commands_resolver_and_the_hosts_stays(tmp_path: Path) -> None:
@@ -71,10 +72,38 @@ def test_one_admin_process_answers_every_question_and_a_failed_one_names_itself(
     try:
         with pytest.raises(LocalClusterError, match="no_such_operation from this host: KeyError"):
             admin.ask("no_such_operation")
-        process = admin._process
+        process = admin._served._process
         reply = admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
         assert reply == {"answered": True, "bytes": 5}
-        assert admin._process is process  # the same process, after a failed question
+        assert admin._served._process is process  # the same process, after a failed question
     finally:
         admin.close()
     assert process is not None and process.returncode == 0
+
+
+def test_a_served_client_returns_an_operations_own_error_and_marks_what_raised(
+    answering_port: int, tmp_path: Path
+) -> None:
+    # The kafka tier's clients: only what raised in the serving process is a failure; an
+    # `error` an operation answers with (a port that takes no plaintext) is its result.
+    served = ServedClient(SERVE, tmp_path / "client.err")
+    try:
+        assert set(served.ask({"op": "no_such_operation"}, 60) or {}) == {FAILED}
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        closed.close()  # nothing listens there any more
+        refused = served.ask({"op": "plaintext_probe", "host": "127.0.0.1", "port": port}, 60)
+        assert refused == {"answered": False, "error": "ConnectionRefusedError"}
+        answered = served.ask(
+            {"op": "plaintext_probe", "host": "127.0.0.1", "port": answering_port}, 60
+        )
+        assert answered == {"answered": True, "bytes": 5}
+    finally:
+        served.close()
+
+
+def test_a_served_client_that_gives_no_answer_in_time_is_ended(tmp_path: Path) -> None:
+    served = ServedClient(["sh", "-c", "cat > /dev/null"], tmp_path / "silent.err")
+    assert served.ask({"op": "describe"}, 0.5) is None
+    assert served._process is None  # ended; the next request starts another
