@@ -86,8 +86,10 @@ class HostAdmin:
         self.model = model
         self.folder = folder
         self.bootstrap = f"{model.names.bootstrap_dns}:{model.ports.client}"
-        command = with_cluster_dns(folder, model.config.namespace, SERVE)
-        self._served = ServedClient(command, folder / "admin.err")
+        namespace = model.config.namespace
+        self._served = ServedClient(
+            lambda: with_cluster_dns(folder, namespace, SERVE), folder / "admin.err"
+        )
         self._security: dict[str, str] = {}
 
     def login(self) -> dict[str, str]:

@@ -16,6 +16,7 @@ import selectors
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,12 +29,13 @@ FAILED = "failed"  # the key of the serving process's reply when an operation ra
 
 
 class ServedClient:
-    """`infra.verify.client --serve` behind `argv`'s wrapper (a network namespace, a resolver):
-    one JSON request per line on its stdin, one JSON reply per line on its stdout. Started at
-    the first request and again after it ended; its stderr is appended to `errors`."""
+    """`infra.verify.client --serve` behind a wrapper (a network namespace, a resolver): one
+    JSON request per line on its stdin, one JSON reply per line on its stdout. Started at the
+    first request and again after it ended, each time with the argv `command()` makes then (it
+    may write what its wrapper needs); its stderr is appended to `errors`."""
 
-    def __init__(self, argv: list[str], errors: Path) -> None:
-        self.argv = argv
+    def __init__(self, command: Callable[[], list[str]], errors: Path) -> None:
+        self.command = command
         self.errors = errors
         self._process: subprocess.Popen[str] | None = None
 
@@ -42,7 +44,7 @@ class ServedClient:
             self.errors.parent.mkdir(parents=True, exist_ok=True)
             with self.errors.open("a", encoding="utf-8") as errors:
                 self._process = subprocess.Popen(
-                    self.argv,
+                    self.command(),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,
@@ -216,7 +218,7 @@ class ClientAccess:
         if namespace not in self.served:
             errors = self.workdir / "clients" / f"{namespace}.err"
             self.served[namespace] = ServedClient(
-                ["ip", "netns", "exec", namespace, *SERVE], errors
+                lambda: ["ip", "netns", "exec", namespace, *SERVE], errors
             )
         served = self.served[namespace]
         reply = served.ask(request, timeout)

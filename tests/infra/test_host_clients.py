@@ -4,6 +4,7 @@ process answers question after question, a failed one included."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import threading
@@ -86,7 +87,7 @@ def test_a_served_client_returns_an_operations_own_error_and_marks_what_raised(
 ) -> None:
     # The kafka tier's clients: only what raised in the serving process is a failure; an
     # `error` an operation answers with (a port that takes no plaintext) is its result.
-    served = ServedClient(SERVE, tmp_path / "client.err")
+    served = ServedClient(lambda: SERVE, tmp_path / "client.err")
     try:
         assert set(served.ask({"op": "no_such_operation"}, 60) or {}) == {FAILED}
         closed = socket.socket()
@@ -104,6 +105,21 @@ def test_a_served_client_returns_an_operations_own_error_and_marks_what_raised(
 
 
 def test_a_served_client_that_gives_no_answer_in_time_is_ended(tmp_path: Path) -> None:
-    served = ServedClient(["sh", "-c", "cat > /dev/null"], tmp_path / "silent.err")
+    served = ServedClient(lambda: ["sh", "-c", "cat > /dev/null"], tmp_path / "silent.err")
     assert served.ask({"op": "describe"}, 0.5) is None
     assert served._process is None  # ended; the next request starts another
+
+
+def test_an_admin_process_started_again_makes_its_resolver_again(
+    repo_root: Path, answering_port: int, tmp_path: Path
+) -> None:
+    model = ClusterModel.from_config(load_stack(repo_root / "stacks", "local"))
+    admin = PlaintextAdmin(LocalKubernetes("host-admin-test"), model, tmp_path / "admin")
+    try:
+        admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
+        admin.close()
+        shutil.rmtree(tmp_path / "admin")  # a redeploy clears the folder it ran in
+        reply = admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
+        assert reply == {"answered": True, "bytes": 5}
+    finally:
+        admin.close()
