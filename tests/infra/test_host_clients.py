@@ -65,11 +65,18 @@ def answering_port() -> Iterator[int]:
     server.close()
 
 
-def test_one_admin_process_answers_every_question_and_a_failed_one_names_itself(
-    repo_root: Path, answering_port: int, tmp_path: Path
-) -> None:
+@pytest.fixture
+def admin(repo_root: Path, tmp_path: Path) -> Iterator[PlaintextAdmin]:
+    """The local stack's admin process in `tmp_path/admin`, closed after the test."""
     model = ClusterModel.from_config(load_stack(repo_root / "stacks", "local"))
-    admin = PlaintextAdmin(LocalKubernetes("host-admin-test"), model, tmp_path / "admin")
+    made = PlaintextAdmin(LocalKubernetes("host-admin-test"), model, tmp_path / "admin")
+    yield made
+    made.close()
+
+
+def test_one_admin_process_answers_every_question_and_a_failed_one_names_itself(
+    admin: PlaintextAdmin, answering_port: int
+) -> None:
     try:
         with pytest.raises(LocalClusterError, match="no_such_operation from this host: KeyError"):
             admin.ask("no_such_operation")
@@ -111,15 +118,10 @@ def test_a_served_client_that_gives_no_answer_in_time_is_ended(tmp_path: Path) -
 
 
 def test_an_admin_process_started_again_makes_its_resolver_again(
-    repo_root: Path, answering_port: int, tmp_path: Path
+    admin: PlaintextAdmin, answering_port: int
 ) -> None:
-    model = ClusterModel.from_config(load_stack(repo_root / "stacks", "local"))
-    admin = PlaintextAdmin(LocalKubernetes("host-admin-test"), model, tmp_path / "admin")
-    try:
-        admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
-        admin.close()
-        shutil.rmtree(tmp_path / "admin")  # a redeploy clears the folder it ran in
-        reply = admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
-        assert reply == {"answered": True, "bytes": 5}
-    finally:
-        admin.close()
+    admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
+    admin.close()
+    shutil.rmtree(admin.folder)  # a redeploy clears the folder it ran in
+    reply = admin.ask("plaintext_probe", host="127.0.0.1", port=answering_port)
+    assert reply == {"answered": True, "bytes": 5}
