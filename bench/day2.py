@@ -5,8 +5,8 @@ nodes tier's cluster name (it replaces a cluster of that name), so run it while 
     sudo .venv/bin/python bench/day2.py [--trials 10] [--rolls 1] [--only rolls] [--image-jvm]
 
 The same machinery as tests/nodes/test_stack_day2.py (infra/localcluster/disruptions.py,
-drain.py), each disruption under an idempotent acks=all VerifiableProducer of 100 records/s
-in a client pod:
+drain.py), each disruption under an idempotent acks=all VerifiableProducer of
+LOAD_RECORDS_PER_S (20 records/s) in a client pod:
 - leader failover: the partition leader's pod deleted, per trial the longest pause in
   acknowledgements and the time until the new pod is Ready;
 - a rolling broker change through `pulumi up`: total duration, the order of restarts (and which

@@ -54,8 +54,8 @@ def client_pod(
         # Images are built here and imported into each node; nothing can be pulled.
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", client_script(model)],
-        # Its tools start as the stack's own tool containers do (a load of 100 records/s needs
-        # no C2 compiler either).
+        # Its tools start as the stack's own tool containers do (the proofs' load of 20
+        # records/s needs no C2 compiler either).
         "env": [{"name": "LOG_DIR", "value": RUN_DIR}, resources.tool_jvm_env()],
         "volumeMounts": [
             {"name": "work", "mountPath": WORK_DIR},
