@@ -18,8 +18,12 @@ from typer.testing import CliRunner
 from kafkastack.cli import app
 from tests.infra.conftest import apply_sizing
 
-# What `pulumi up` runs: the program, its templates, the sizing contract, the stacks.
-PROGRAM = ("Pulumi.yaml", "infra", "templates", "spark_sizing", "stacks")
+# What `pulumi up` runs: the program, its templates, the sizing contract, the stacks, and the
+# settings of the typechecker Pulumi.yaml runs before the program (pyproject.toml: mypy strict),
+# as in any checkout. Without them mypy checked the copies leniently, and each switch between a
+# copy and a checkout (the suite's two lanes run both) threw away the shared mypy cache: 25-30
+# CPU-s of a full check each time, up to seven times a suite run.
+PROGRAM = ("Pulumi.yaml", "pyproject.toml", "infra", "templates", "spark_sizing", "stacks")
 
 
 @dataclass(frozen=True)

@@ -97,3 +97,15 @@ def test_a_change_of_how_the_nodes_talk_to_each_other_is_flagged_as_unable_to_ro
     assert "**This change cannot roll**" in comment, comment
     assert "> - CONTROLLER: SSL → SASL_SSL (`kafka-broker-0-config`" in comment, comment
     assert "data-loss risk" not in comment  # the objects update in place; the roll is the risk
+
+
+def test_a_head_that_fails_the_projects_strict_typecheck_is_refused(project: Project) -> None:
+    # Pulumi.yaml runs mypy before the program, with the project's settings (strict): a
+    # function without annotations passes a lenient check and must not pass this one.
+    future = "from __future__ import annotations\n"
+    project.edit_code(
+        "infra/model/paths.py", future, f"{future}\n\ndef untyped(value):\n    return value\n"
+    )
+    code, comment = project.preview("staging", "HEAD")
+    assert code == 2, comment  # an error (kafkastack's one line), not a flagged preview (3)
+    assert "paths.py" in comment and "missing a type annotation" in comment, comment
