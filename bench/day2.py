@@ -34,7 +34,6 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from infra.localcluster.control_plane import LocalKubernetes  # noqa: E402
 from infra.localcluster.deployed import DeployedStack  # noqa: E402
 from infra.localcluster.disruptions import (  # noqa: E402
     Load,
@@ -45,9 +44,7 @@ from infra.localcluster.disruptions import (  # noqa: E402
 from infra.localcluster.drain import drain_zone  # noqa: E402
 from infra.localcluster.isr_watch import min_isr_seen  # noqa: E402
 from infra.localcluster.node_loss import lose_node  # noqa: E402
-from infra.localcluster.nodes import RealNodes  # noqa: E402
-
-CLUSTER = "kafkastack-nodes-test"  # the nodes tier's: one set of machine-wide chains at a time
+from infra.localcluster.nodes import fresh_real_nodes  # noqa: E402
 
 
 def spread(values: list[float]) -> str:
@@ -95,44 +92,35 @@ def main() -> None:
     parser.add_argument("--only", choices=("all", "rolls"), default="all")
     parser.add_argument("--image-jvm", action="store_true", help="the image's JVM defaults")
     args = parser.parse_args()
-    kube = LocalKubernetes(CLUSTER)
-    kube.down()
-    kube.up()
-    nodes = RealNodes(kube, count=3)
-    try:
-        nodes.up()
-        with tempfile.TemporaryDirectory(prefix="kafkastack-day2-") as tmp:
-            stack_path = stack_file(args.image_jvm, Path(tmp))
-            stack = DeployedStack(nodes, stack_path, Path(tmp) / "work")
-            stack.ensure()
-            print(f"stack Ready on 3 real nodes (pulumi up): {stack.deploy_seconds:.0f} s")
-            if args.only == "all":
-                failover = leader_failover(stack, "bench-failover", args.trials)
-                print(f"leader pod deleted, {args.trials} trials ({loss(failover.load)}):")
-                print(f"  longest pause in acks: {spread([t.stall_s for t in failover.trials])}")
-                print(f"  pod back Ready:        {spread([t.ready_s for t in failover.trials])}")
-            for i in range(args.rolls):
-                rolled(stack, f"bench-roll-{i}")
-            if args.only == "rolls":
-                return
-            drain = drain_zone(stack, "bench-drain", nodes.specs[1].name)
-            print(
-                f"drain {drain.node}: second eviction refused: "
-                f"{'disruption budget' in drain.second_eviction}, min ISR {drain.min_isr}, "
-                f"caught up {drain.caught_up_s:.0f} s after uncordon ({loss(drain.load)})"
-            )
-            lost = lose_node(stack, "bench-node-loss", index=2)
-            print(
-                f"lose {lost.node} (every process killed): broker out of the ISR after "
-                f"{lost.shrunk_s:.0f} s, node noticed by the control plane after "
-                f"{lost.noticed_s:.0f} s, longest write stall {lost.stall_s:.1f} s, "
-                f"{lost.written_while_down} records acked while it was down, min ISR "
-                f"{lost.min_isr}, caught up {lost.caught_up_s:.0f} s after it came back, same "
-                f"pod: {lost.same_pod} ({loss(lost.load)})"
-            )
-    finally:
-        nodes.down()
-        kube.down()
+    with fresh_real_nodes() as nodes, tempfile.TemporaryDirectory(prefix="kafkastack-day2-") as tmp:
+        stack_path = stack_file(args.image_jvm, Path(tmp))
+        stack = DeployedStack(nodes, stack_path, Path(tmp) / "work")
+        stack.ensure()
+        print(f"stack Ready on 3 real nodes (pulumi up): {stack.deploy_seconds:.0f} s")
+        if args.only == "all":
+            failover = leader_failover(stack, "bench-failover", args.trials)
+            print(f"leader pod deleted, {args.trials} trials ({loss(failover.load)}):")
+            print(f"  longest pause in acks: {spread([t.stall_s for t in failover.trials])}")
+            print(f"  pod back Ready:        {spread([t.ready_s for t in failover.trials])}")
+        for i in range(args.rolls):
+            rolled(stack, f"bench-roll-{i}")
+        if args.only == "rolls":
+            return
+        drain = drain_zone(stack, "bench-drain", nodes.specs[1].name)
+        print(
+            f"drain {drain.node}: second eviction refused: "
+            f"{'disruption budget' in drain.second_eviction}, min ISR {drain.min_isr}, "
+            f"caught up {drain.caught_up_s:.0f} s after uncordon ({loss(drain.load)})"
+        )
+        lost = lose_node(stack, "bench-node-loss", index=2)
+        print(
+            f"lose {lost.node} (every process killed): broker out of the ISR after "
+            f"{lost.shrunk_s:.0f} s, node noticed by the control plane after "
+            f"{lost.noticed_s:.0f} s, longest write stall {lost.stall_s:.1f} s, "
+            f"{lost.written_while_down} records acked while it was down, min ISR "
+            f"{lost.min_isr}, caught up {lost.caught_up_s:.0f} s after it came back, same "
+            f"pod: {lost.same_pod} ({loss(lost.load)})"
+        )
 
 
 if __name__ == "__main__":

@@ -23,11 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from infra.localcluster.control_plane import LocalKubernetes  # noqa: E402
 from infra.localcluster.deployed import DeployedStack  # noqa: E402
-from infra.localcluster.nodes import RealNodes  # noqa: E402
+from infra.localcluster.nodes import fresh_real_nodes  # noqa: E402
 
-CLUSTER = "kafkastack-nodes-test"  # the nodes tier's: one set of machine-wide chains at a time
 TOPIC = "bench-load-cost"
 BROKER_CLASS = "kafka.Kafka"
 TICKS_PER_S = 100  # USER_HZ, the unit of /proc's CPU times on Linux
@@ -69,34 +67,28 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=30, help="before the first window")
     args = parser.parse_args()
     rates = [int(r) for r in args.rates.split(",")]
-    kube = LocalKubernetes(CLUSTER)
-    kube.down()
-    kube.up()
-    nodes = RealNodes(kube, count=3)
-    try:
-        nodes.up()
-        with tempfile.TemporaryDirectory(prefix="kafkastack-load-cost-") as tmp:
-            stack = DeployedStack(nodes, REPO / "stacks" / "Pulumi.local.yaml", Path(tmp))
-            stack.ensure()
-            client = stack.client()
-            client.create_topic(TOPIC, partitions=3)
-            client.wait_isr(TOPIC, len(stack.model.brokers))
-            time.sleep(args.settle)  # the start's own work (compiling, first fetches) ends
-            for rate in rates:
-                run = f"{TOPIC}-{rate}"
-                if rate:
-                    client.start_producer(run, TOPIC, rate)
-                machine, brokers = window(args.seconds)
-                acked = len(client.stop_producer(run)[0]) if rate else 0
-                print(
-                    f"{rate:4d} records/s ({acked} acked): machine {machine:.1f} CPU-s, brokers "
-                    f"{sum(brokers):.1f} ({', '.join(f'{b:.1f}' for b in brokers)}) "
-                    f"per {args.seconds:.0f} s",
-                    flush=True,
-                )
-    finally:
-        nodes.down()
-        kube.down()
+    with (
+        fresh_real_nodes() as nodes,
+        tempfile.TemporaryDirectory(prefix="kafkastack-load-cost-") as tmp,
+    ):
+        stack = DeployedStack(nodes, REPO / "stacks" / "Pulumi.local.yaml", Path(tmp))
+        stack.ensure()
+        client = stack.client()
+        client.create_topic(TOPIC, partitions=3)
+        client.wait_isr(TOPIC, len(stack.model.brokers))
+        time.sleep(args.settle)  # the start's own work (compiling, first fetches) ends
+        for rate in rates:
+            run = f"{TOPIC}-{rate}"
+            if rate:
+                client.start_producer(run, TOPIC, rate)
+            machine, brokers = window(args.seconds)
+            acked = len(client.stop_producer(run)[0]) if rate else 0
+            print(
+                f"{rate:4d} records/s ({acked} acked): machine {machine:.1f} CPU-s, brokers "
+                f"{sum(brokers):.1f} ({', '.join(f'{b:.1f}' for b in brokers)}) "
+                f"per {args.seconds:.0f} s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

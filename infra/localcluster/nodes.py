@@ -9,12 +9,13 @@ slice: no per-node identity yet). Stopping gives back exactly what the nodes own
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ from infra.localcluster.node_config import (
 )
 
 NODE_BINARIES = ("kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "ctr")
+# The nodes tier's cluster, which the benchmarks on real nodes replace too: the nodes' chains
+# and bridges are machine-wide, so one such cluster runs at a time.
+NODES_CLUSTER = "kafkastack-nodes-test"
 
 
 def _require_binaries(multus: bool) -> dict[str, str]:
@@ -352,3 +356,19 @@ class RealNodes:
             for i in items
             if i["metadata"]["name"] in names
         }
+
+
+@contextlib.contextmanager
+def fresh_real_nodes(count: int = 3, multus: bool = False) -> Iterator[RealNodes]:
+    """NODES_CLUSTER made anew (a running one of that name is replaced) with `count` real
+    nodes; the nodes and the control plane stop on the way out, whatever happened."""
+    kube = LocalKubernetes(NODES_CLUSTER)
+    kube.down()
+    kube.up()
+    nodes = RealNodes(kube, count=count, multus=multus)
+    try:
+        nodes.up()
+        yield nodes
+    finally:
+        nodes.down()
+        kube.down()

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.node_health import diagnosis
-from infra.localcluster.nodes import RealNodes
+from infra.localcluster.nodes import RealNodes, fresh_real_nodes
 from tests.ordering import order_within
 
 
@@ -51,16 +50,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="package")
 def real_nodes() -> Iterator[RealNodes]:
-    kube = LocalKubernetes("kafkastack-nodes-test")
-    kube.down()
-    kube.up()
-    nodes = RealNodes(kube, count=3, multus=True)
-    try:
-        nodes.up()
+    with fresh_real_nodes(multus=True) as nodes:
         yield nodes
-    finally:
-        nodes.down()
-        kube.down()
 
 
 @pytest.fixture(scope="package")
