@@ -25,39 +25,26 @@ sys.path.insert(0, str(REPO))
 
 from infra.localcluster.deployed import DeployedStack  # noqa: E402
 from infra.localcluster.nodes import fresh_real_nodes  # noqa: E402
+from infra.verify.cpu_time import machine_busy_seconds, process_cpu_seconds  # noqa: E402
 
 TOPIC = "bench-load-cost"
 BROKER_CLASS = "kafka.Kafka"
-TICKS_PER_S = 100  # USER_HZ, the unit of /proc's CPU times on Linux
-# /proc/stat's first line: user nice system idle iowait irq softirq steal; busy is all but idle.
-IDLE_FIELD = 3
 
 
-def machine_busy_s() -> float:
-    fields = [int(f) for f in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
-    return (sum(fields) - fields[IDLE_FIELD]) / TICKS_PER_S
-
-
-def broker_cpu_s() -> dict[str, float]:
+def broker_cpu_s() -> dict[int, float]:
     """Each broker JVM's user + system CPU so far, by pid."""
     found = subprocess.run(["pgrep", "-f", BROKER_CLASS], capture_output=True, text=True)
-    seconds = {}
-    for pid in found.stdout.split():
-        try:
-            after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended meanwhile
-            continue
-        seconds[pid] = (int(after_name[11]) + int(after_name[12])) / TICKS_PER_S
-    return seconds
+    seconds = {int(pid): process_cpu_seconds(int(pid)) for pid in found.stdout.split()}
+    return {pid: used for pid, used in seconds.items() if used is not None}
 
 
 def window(seconds: float) -> tuple[float, list[float]]:
     """The machine's busy CPU-seconds over `seconds`, and each broker's that ran throughout."""
-    machine, brokers = machine_busy_s(), broker_cpu_s()
+    machine, brokers = machine_busy_seconds(), broker_cpu_s()
     time.sleep(seconds)
     after = broker_cpu_s()
     used = sorted(after[p] - brokers[p] for p in brokers if p in after)
-    return machine_busy_s() - machine, used
+    return machine_busy_seconds() - machine, used
 
 
 def main() -> None:

@@ -24,9 +24,9 @@ from infra.model import labels
 
 # The day-2 proofs' load: an acknowledgement every 50 ms spans every disruption (a failover
 # stalls acks for 0.2 s and more) with thousands of records per proof to read back. Each record
-# costs the brokers TLS, acks=all and a JSON line: on three real-node brokers (2026-11-28) a
-# load of 100/s took the machine 32-45 CPU-s a minute beyond idle, 50/s 17 and 25/s 9, which,
-# over the half hour the nodes tier runs under load, was the suite's largest single cost.
+# costs the brokers TLS, acks=all and a JSON line: on three real-node brokers (2026-11-28,
+# bench/load_cost.py) a load of 100/s took the machine 24 CPU-s a minute beyond idle, 50/s 11
+# and 20/s 4; over the half hour the nodes tier runs under load, 100/s was its largest cost.
 LOAD_RECORDS_PER_S = 20
 
 

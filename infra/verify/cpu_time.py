@@ -15,6 +15,11 @@ def _stat_fields(stat: str) -> list[str]:
     return stat[stat.rindex(")") + 2 :].split()
 
 
+def _ticks(fields: list[str]) -> int:
+    # After the name: state(3) ppid(4) pgrp(5) … utime(14) stime(15), 1-based in proc(5).
+    return int(fields[11]) + int(fields[12])
+
+
 def group_cpu_seconds(process_groups: Iterable[int], proc: Path = PROC) -> float:
     """User + system CPU seconds of every live process in these process groups (each started
     process leads a group of its own: `sh`, the mount script, then `java`)."""
@@ -27,7 +32,22 @@ def group_cpu_seconds(process_groups: Iterable[int], proc: Path = PROC) -> float
             fields = _stat_fields((entry / "stat").read_text())
         except (FileNotFoundError, ProcessLookupError, ValueError):
             continue  # exited while we looked
-        # After the name: state(3) ppid(4) pgrp(5) … utime(14) stime(15), 1-based in proc(5).
         if int(fields[2]) in groups:
-            ticks += int(fields[11]) + int(fields[12])
+            ticks += _ticks(fields)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_seconds(pid: int, proc: Path = PROC) -> float | None:
+    """User + system CPU seconds of one process so far; None once it has exited."""
+    try:
+        fields = _stat_fields((proc / str(pid) / "stat").read_text())
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        return None
+    return _ticks(fields) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds(proc: Path = PROC) -> float:
+    """CPU seconds every core spent on anything but idling since boot (/proc/stat's first line:
+    user nice system idle iowait irq softirq steal)."""
+    fields = [int(f) for f in (proc / "stat").read_text().splitlines()[0].split()[1:9]]
+    return (sum(fields) - fields[3]) / os.sysconf("SC_CLK_TCK")

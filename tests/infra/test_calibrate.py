@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from infra.verify import calibrate
-from infra.verify.cpu_time import group_cpu_seconds
+from infra.verify.cpu_time import group_cpu_seconds, machine_busy_seconds, process_cpu_seconds
 from infra.verify.processes import ProcessCluster
 from infra.verify.throughput import Produced
 from kafkastack.cli import app
@@ -90,6 +90,12 @@ def test_cpu_time_sums_the_process_groups_of_the_brokers(tmp_path: Path) -> None
     process(300, "other", 300, 50 * ticks, 0)
     (tmp_path / "self").mkdir()
     assert group_cpu_seconds([100, 200], proc=tmp_path) == pytest.approx(6 + 2 / ticks)
+    # One process by pid (the load benchmark's brokers), and none once it has exited.
+    assert process_cpu_seconds(101, proc=tmp_path) == pytest.approx(4)
+    assert process_cpu_seconds(999, proc=tmp_path) is None
+    # The machine: every field of /proc/stat's first line but idle (the fourth).
+    (tmp_path / "stat").write_text(f"cpu  {ticks} 0 {2 * ticks} {90 * ticks} 1 0 1 0 0 0\ncpu0 x\n")
+    assert machine_busy_seconds(proc=tmp_path) == pytest.approx(3 + 2 / ticks)
 
 
 def test_warmups_below_zero_are_refused(tmp_path: Path) -> None:
