@@ -12,6 +12,7 @@ import pytest
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.node_health import diagnosis
 from infra.localcluster.nodes import RealNodes, fresh_real_nodes
+from tests.failure_reports import add_diagnosis
 from tests.ordering import order_within
 
 
@@ -21,16 +22,12 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A failed proof's report says how the nodes were then (infra/localcluster/node_health.py)."""
     report = yield
-    if report.failed and report.when in ("setup", "call"):
-        found = getattr(item, "funcargs", {}).values()
-        nodes = next((v for v in found if isinstance(v, RealNodes)), None)
-        if nodes is None:
-            nodes = next((v.nodes for v in found if isinstance(v, DeployedStack)), None)
-        if nodes is not None:
-            try:
-                report.sections.append(("real nodes", diagnosis(nodes)))
-            except Exception as err:  # the report must not hide the failure it is about
-                report.sections.append(("real nodes", f"no diagnosis: {err!r}"))
+    found = getattr(item, "funcargs", {}).values()
+    nodes = next((v for v in found if isinstance(v, RealNodes)), None)
+    if nodes is None:
+        nodes = next((v.nodes for v in found if isinstance(v, DeployedStack)), None)
+    if nodes is not None:
+        add_diagnosis(report, "real nodes", lambda: diagnosis(nodes))
     return report
 
 
