@@ -6,10 +6,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.failure_reports import describe_failure
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +34,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in FIXTURE_TIERS:
                 item.add_marker(FIXTURE_TIERS[fixture])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed proof's report says how its servers were then (tests/failure_reports.py)."""
+    report = yield
+    describe_failure(report, getattr(item, "funcargs", {}).values())
+    return report
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ import pytest
 
 from infra.verify.network import Host
 from infra.verify.process_health import LINES_PER_NODE, diagnosis
-from infra.verify.processes import Node
-from tests.failure_reports import add_diagnosis
+from infra.verify.processes import Node, ProcessCluster
+from tests.failure_reports import add_diagnosis, describe_failure
 
 
 def node(tmp_path: Path, name: str, log: str, started_at: int = 0) -> Node:
@@ -71,3 +71,19 @@ def test_only_a_failed_setup_or_call_gets_the_section_and_a_failing_look_is_said
         ("servers", "no diagnosis: OSError('gone')"),
     ]
     assert passed.sections == [] and teardown.sections == []
+
+
+def test_a_failed_proof_given_a_cluster_reports_its_servers(tmp_path: Path) -> None:
+    cluster = ProcessCluster.__new__(ProcessCluster)  # its servers only; nothing started
+    cluster.nodes = [node(tmp_path, "kafka-broker-0", "ERROR Disk error while writing\n")]
+    failed, passed = report("call", "failed"), report("call", "passed")
+    for each in (failed, passed):
+        describe_failure(each, ["a value of another fixture", cluster])
+    assert failed.sections == [
+        (
+            "servers",
+            f"kafka-broker-0: stopped, log {cluster.nodes[0].log}\n"
+            "  ERROR Disk error while writing",
+        )
+    ]
+    assert passed.sections == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import functools
 import shutil
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,8 @@ import pytest
 from infra import render
 from infra.config import load_stack
 from infra.verify import certificates, network
-from infra.verify.process_health import diagnosis
 from infra.verify.processes import ProcessCluster
 from tests.conftest import REPO_ROOT
-from tests.failure_reports import add_diagnosis
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
 from tests.ordering import order_within
@@ -112,19 +110,6 @@ def start_cluster(
         cluster.close()
         raise
     return cluster
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A failed proof's report says how each server was then (infra/verify/process_health.py)."""
-    report = yield
-    found = getattr(item, "funcargs", {}).values()
-    cluster = next((v for v in found if isinstance(v, ProcessCluster)), None)
-    if cluster is not None:
-        add_diagnosis(report, "servers", lambda: diagnosis(cluster.nodes))
-    return report
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,31 +4,14 @@ real-node variant of the local stack deployed on it once (`pulumi up`) for the p
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.node_health import diagnosis
 from infra.localcluster.nodes import RealNodes, fresh_real_nodes
-from tests.failure_reports import add_diagnosis
 from tests.ordering import order_within
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A failed proof's report says how the nodes were then (infra/localcluster/node_health.py)."""
-    report = yield
-    found = getattr(item, "funcargs", {}).values()
-    nodes = next((v for v in found if isinstance(v, RealNodes)), None)
-    if nodes is None:
-        nodes = next((v.nodes for v in found if isinstance(v, DeployedStack)), None)
-    if nodes is not None:
-        add_diagnosis(report, "real nodes", lambda: diagnosis(nodes))
-    return report
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
