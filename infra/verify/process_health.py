@@ -1,5 +1,5 @@
 """What the kafka tier's servers looked like when a proof failed: the report a failing test of
-that tier carries (tests/kafka/conftest.py). CI keeps only a failed run's output, and the
+that tier carries (tests/failure_reports.py). CI keeps only a failed run's output, and the
 servers' logs live in pytest's temporary folders, gone with the machine: a proof that failed
 once (the ZooKeeper module, 2026-11-28) could not be explained afterwards."""
 
@@ -23,20 +23,15 @@ def state(node: Node) -> str:
     return "running" if code is None else f"exited with code {code}"
 
 
-def since_start(node: Node) -> list[str]:
-    """The node's log lines since its last start (the harness appends every start's output)."""
-    try:
-        text = node.log.read_text(errors="replace")
-    except OSError:
-        return []
-    return text[getattr(node, "started_at", 0) :].splitlines()
-
-
 def diagnosis(nodes: Iterable[Node]) -> str:
     """A line per node (its state), then its last telling log lines since it last started."""
     lines: list[str] = []
     for node in nodes:
         lines.append(f"{node.name}: {state(node)}, log {node.log}")
-        telling = [line[:LINE_CHARS] for line in since_start(node) if TELLING.search(line)]
+        telling = [
+            line[:LINE_CHARS]
+            for line in node.log_since_start().splitlines()
+            if TELLING.search(line)
+        ]
         lines += [f"  {line}" for line in telling[-LINES_PER_NODE:]]
     return "\n".join(lines)

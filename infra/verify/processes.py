@@ -55,6 +55,7 @@ class Node:
     process: subprocess.Popen[bytes] | None = None
     # The pod's other containers (a voter's quorum-membership), as rendered.
     sidecars: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    started_at: int = 0  # bytes in its log before its last start (each start appends)
 
     @property
     def name(self) -> str:
@@ -67,6 +68,12 @@ class Node:
     @property
     def log(self) -> Path:
         return self.workdir / "process.log"
+
+    def log_since_start(self) -> str:
+        """What the node logged since its last start ("" before its first)."""
+        if not self.log.exists():
+            return ""
+        return self.log.read_bytes()[self.started_at :].decode(errors="replace")
 
 
 @dataclass
@@ -343,15 +350,14 @@ class ProcessCluster(ClientAccess, PodSteps):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        node.started_at = node.log.stat().st_size  # type: ignore[attr-defined]
+        node.started_at = node.log.stat().st_size
         if wait:
             self._wait_started(node)
 
     def _wait_started(self, node: Node, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
-        offset = getattr(node, "started_at", 0)
         while time.monotonic() < deadline:
-            text = node.log.read_text(errors="replace")[offset:]
+            text = node.log_since_start()
             if any(marker in text for marker in STARTED_MARKERS[node.role]):
                 return
             if node.process is not None and node.process.poll() is not None:

@@ -20,17 +20,17 @@ def node(tmp_path: Path, name: str, log: str, started_at: int = 0) -> Node:
     workdir.mkdir()
     made = Node({"name": name, "role": "zookeeper"}, Host(name, 0, "10.0.0.1", None), workdir)
     made.log.write_text(log)
-    made.started_at = started_at  # type: ignore[attr-defined]
+    made.started_at = started_at
     return made
 
 
 def test_each_server_says_its_state_and_its_telling_lines_since_it_last_started(
     tmp_path: Path,
 ) -> None:
-    earlier = "=== start 01:00:00\nERROR before the restart\n"
+    earlier = "=== start 01:00:00\nERROR before the restart, naïvely\n"  # an offset in bytes
     said = [f"2026-11-29 WARN Cannot open channel to {i}" for i in range(LINES_PER_NODE + 2)]
     log = earlier + "\n".join(["=== start 01:05:00", "INFO unrelated", *said, "INFO LOOKING"])
-    restarted = node(tmp_path, "zk-2", log, started_at=len(earlier))
+    restarted = node(tmp_path, "zk-2", log, started_at=len(earlier.encode()))
     exited = node(tmp_path, "zk-1", "")
     exited.process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     exited.process.wait()
@@ -48,6 +48,7 @@ def test_each_server_says_its_state_and_its_telling_lines_since_it_last_started(
     assert len(kept) == LINES_PER_NODE
     assert kept[0] == said[3] and kept[-1] == "INFO LOOKING"
     assert not any("before the restart" in line or "unrelated" in line for line in report)
+    assert restarted.log_since_start().startswith("=== start 01:05:00\n")
 
 
 def report(when: str, outcome: str) -> pytest.TestReport:

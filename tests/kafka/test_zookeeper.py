@@ -11,7 +11,7 @@ import pytest
 from infra.config import ZOOKEEPER_QUORUM_PASSWORD_KEY
 from infra.model.paths import KEYSTORE_FILE, TRUSTSTORE_FILE
 from infra.model.secret_text import jaas_quoted
-from infra.verify.processes import Node, ProcessCluster
+from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import (
     FAILOVER_TRIALS,
     check_leader_sigkill,
@@ -64,10 +64,6 @@ def test_leader_sigkill_loses_nothing(zookeeper_cluster: ProcessCluster) -> None
 REFUSED = ("Failed to authenticate using SASL", "Authentication failed against server addr")
 
 
-def log_since_start(node: Node) -> str:
-    return node.log.read_text(errors="replace")[getattr(node, "started_at", 0) :]
-
-
 def test_a_server_without_the_quorum_password_cannot_join(
     zookeeper_cluster: ProcessCluster,
 ) -> None:
@@ -87,11 +83,11 @@ def test_a_server_without_the_quorum_password_cannot_join(
     try:
         cluster.start_node(rogue.name, wait=False)
         deadline = time.monotonic() + 90
-        while not any(m in log_since_start(rogue) for m in REFUSED):
+        while not any(m in rogue.log_since_start() for m in REFUSED):
             assert time.monotonic() < deadline, f"no SASL refusal logged; see {rogue.log}"
             assert rogue.process is not None and rogue.process.poll() is None
             time.sleep(0.5)
-        assert not any(m in log_since_start(rogue) for m in ("FOLLOWING", "LEADING"))
+        assert not any(m in rogue.log_since_start() for m in ("FOLLOWING", "LEADING"))
         # The two servers with the password still serve. If the stopped server led, they elect
         # a leader first and the brokers' sessions move to it: on two busy cores one create
         # request's 30 s did not always cover that, so the create is asked again (a request that
@@ -104,7 +100,7 @@ def test_a_server_without_the_quorum_password_cannot_join(
         )["ok"]:
             assert time.monotonic() < deadline, created
             time.sleep(1)  # a refusal may come at once; the election takes seconds
-        assert not any(m in log_since_start(rogue) for m in ("FOLLOWING", "LEADING"))
+        assert not any(m in rogue.log_since_start() for m in ("FOLLOWING", "LEADING"))
     finally:
         # Back with the rendered credentials, whatever failed above: the module's later tests
         # share this ensemble (a failure here once left it a server short for the next one).
