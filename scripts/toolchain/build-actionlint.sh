@@ -2,5 +2,5 @@
 # actionlint checks .github/workflows in the test suite.
 source "$(dirname "$0")/lib.sh"
 is_built actionlint "$ACTIONLINT_VERSION" && [ -x "$BIN/actionlint" ] && exit 0
-GOBIN="$BIN" nice -n 10 go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+GOBIN="$BIN" goinstall "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 mark_built actionlint "$ACTIONLINT_VERSION"

@@ -19,8 +19,8 @@ if ! pinned cert-manager; then
   go get "$mod@$CERT_MANAGER_VERSION"
   go mod tidy
 fi
-# Static, without symbol tables: a host process of the local cluster, like its control plane.
-CGO_ENABLED=0 gobuild -ldflags "-s -w" -o "$BIN/cert-manager-controller" .
+# Static (no cgo): a host process of the local cluster, like its control plane.
+CGO_ENABLED=0 gobuild -o "$BIN/cert-manager-controller" .
 built="$("$BIN/cert-manager-controller" -version)"
 [[ "$built" == "$CERT_MANAGER_VERSION" ]] || {
   log "built cert-manager $built, pinned $CERT_MANAGER_VERSION: repin (KAFKASTACK_REPIN=1)"; exit 1; }

@@ -3,6 +3,6 @@
 source "$(dirname "$0")/lib.sh"
 is_built kwok "$KWOK_VERSION" && [ -x "$BIN/kwok" ] && [ -x "$BIN/kwokctl" ] && exit 0
 start=$(date +%s)
-GOBIN="$BIN" nice -n 10 go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+GOBIN="$BIN" goinstall "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 mark_built kwok "$KWOK_VERSION"
 log "kwok $KWOK_VERSION built in $(( $(date +%s) - start ))s"

@@ -9,7 +9,7 @@ mod=gopkg.in/k8snetworkplumbingwg/multus-cni.v4
 new_wrapper "multus-$MULTUS_VERSION"
 pinned multus || go get "$mod/cmd/multus@$MULTUS_VERSION"
 # Static: the binary is copied into every node's CNI bin dir and run by containerd.
-CGO_ENABLED=0 gobuild -ldflags "-s -w -X $mod/pkg/multus.version=$MULTUS_VERSION" \
+CGO_ENABLED=0 gobuild -ldflags "-X $mod/pkg/multus.version=$MULTUS_VERSION" \
   -o "$BIN/multus" "$mod/cmd/multus"
 # Captured first: `| grep -q` would stop reading early and fail the pipe (pipefail).
 [[ "$("$BIN/multus" -version)" == *"$MULTUS_VERSION"* ]]

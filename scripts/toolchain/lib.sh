@@ -25,8 +25,32 @@ mark_built() { echo "$2" > "$STAMPS/$1"; }
 # Where a part came from, for `kafkastack doctor`: "built from …" or "found at …".
 mark_origin() { echo "$2" > "$STAMPS/$1.origin"; }
 
-# Go builds share the machine's two cores with the tests; stay polite.
-gobuild() { nice -n 10 go build -trimpath "$@"; }
+# `go build` / `go install` as every part is built: niced (Go builds share the machine's two
+# cores with the tests), without debug information. DWARF is about a tenth of the compiler's
+# work and a third of each binary (measured on etcd: docs/toolchain.md), and nothing here runs a
+# debugger on these binaries; a panic's stack trace comes from the runtime's own tables, which
+# stay. KAFKASTACK_GO_DEBUG=1 keeps it, for a part someone wants to step through. A caller's
+# -ldflags (its -X version stamps) are kept beside -s -w.
+gocommand() {
+  local verb="$1" ld="" args=()
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -ldflags) ld="$2"; shift 2 ;;
+      -ldflags=*) ld="${1#-ldflags=}"; shift ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  local flags=(-trimpath)
+  if [ "${KAFKASTACK_GO_DEBUG:-0}" != 1 ]; then
+    flags+=(-gcflags=all=-dwarf=false)
+    ld="-s -w${ld:+ $ld}"
+  fi
+  [ -n "$ld" ] && flags+=(-ldflags "$ld")
+  nice -n 10 go "$verb" "${flags[@]}" "${args[@]}"
+}
+gobuild() { gocommand build "$@"; }
+goinstall() { gocommand install "$@"; }
 
 log() { echo "[toolchain] $*" >&2; }
 
