@@ -23,7 +23,7 @@ from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
 from tests.conftest import REPO_ROOT
 from tests.infra.conftest import config_of, sizing_cluster
-from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS
+from tests.kafka.checks import FAILOVER_REPORTS, RELOAD_REPORTS, restart_stopped
 from tests.ordering import order_within
 
 DOMAIN = "kafka.verify.test"
@@ -178,12 +178,9 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
 
 @pytest.fixture
 def restore(kraft: ProcessCluster) -> Iterator[ProcessCluster]:
-    """Restart whatever a test stopped, so the next test finds the whole cluster."""
+    """The KRaft cluster, whole again after the test (checks.restart_stopped)."""
     yield kraft
-    for node in kraft.nodes:
-        if node.process is None or node.process.poll() is not None:
-            kraft.start_node(node.name)
-    kraft.wait_for_brokers(len(kraft.brokers))
+    restart_stopped(kraft)
 
 
 @pytest.fixture(scope="module")

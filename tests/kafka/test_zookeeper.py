@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,11 +20,20 @@ from tests.kafka.checks import (
     check_renewal_reaches_every_listener,
     create,
     report_failover,
+    restart_stopped,
     wait_full_isr,
 )
 from tests.kafka.conftest import ZOOKEEPER_PASSWORDS
 
 pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(autouse=True)
+def _whole_again(zookeeper_cluster: ProcessCluster) -> Iterator[None]:
+    """Every server and broker running again after each test, whatever it stopped or left
+    stopped when it failed: one failure is then one, not the first of four."""
+    yield
+    restart_stopped(zookeeper_cluster)
 
 
 def test_replicas_on_three_racks(zookeeper_cluster: ProcessCluster) -> None:
