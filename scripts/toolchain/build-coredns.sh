@@ -7,7 +7,7 @@ start=$(date +%s)
 mod=github.com/coredns/coredns
 new_wrapper "coredns-$COREDNS_VERSION"
 pinned coredns || go get "$mod@$COREDNS_VERSION"
-# Without symbol tables (-s -w): the binary goes into an image imported on every node.
+# Static, stripped like every part (lib.sh): the binary goes into an image imported on every node.
 CGO_ENABLED=0 gobuild -ldflags "-X $mod/coremain.GitCommit=$COREDNS_VERSION" \
   -o "$BIN/coredns" "$mod"
 # Captured first: `| grep -q` would stop reading early and fail the pipe (pipefail).
