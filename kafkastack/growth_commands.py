@@ -25,6 +25,13 @@ Throttle = Annotated[
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="print the plan, move nothing")]
 Timeout = Annotated[float, typer.Option(help="seconds to follow the moves before giving up")]
+Wait = Annotated[
+    float,
+    typer.Option(
+        help="seconds to wait for every broker the stack declares to be live (one restarting "
+        "or fenced) before planning; past it, nothing is moved"
+    ),
+]
 
 
 def _client(path: Path | None) -> dict[str, str]:
@@ -48,6 +55,7 @@ def _run(
     throttle: float | None,
     dry_run: bool,
     timeout: float,
+    wait: float,
     remove: frozenset[int] = frozenset(),
 ) -> None:
     from infra.config import load_stack
@@ -58,7 +66,7 @@ def _run(
     try:
         config = load_stack(stacks_dir, stack)
         tools = KafkaTools(bootstrap, _client(client_config), config.kafka_version)
-        result = rebalance(config, tools, throttle, dry_run, remove, typer.echo, timeout)
+        result = rebalance(config, tools, throttle, dry_run, remove, typer.echo, timeout, wait)
     except ConfigError as err:
         raise fail(str(err)) from None
     for line in plan_table(result):
@@ -75,9 +83,10 @@ def rebalance(
     throttle: Throttle = None,
     dry_run: DryRun = False,
     timeout: Timeout = 3600,
+    wait: Wait = 300,
 ) -> None:
     """Spread replicas and leaders over every broker, racks apart (after adding brokers)."""
-    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout)
+    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, wait)
 
 
 def drain(
@@ -89,6 +98,7 @@ def drain(
     throttle: Throttle = None,
     dry_run: DryRun = False,
     timeout: Timeout = 3600,
+    wait: Wait = 300,
 ) -> None:
     """Move every replica off BROKERS, so the stack can then shrink without losing data."""
     try:
@@ -99,7 +109,7 @@ def drain(
         ) from None
     if not remove:
         raise fail("--brokers: name at least one broker id, e.g. 3,4")
-    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, remove)
+    _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, wait, remove)
 
 
 def remove_voters(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from infra.errors import ConfigError
-from infra.growth.tools import KafkaTools
+from infra.growth.tools import BrokersAbsent, KafkaTools
 from infra.model.cluster import ClusterModel
 from infra.model.reassignment import Partition, Plan, plan
 from infra.stack_config import StackConfig
@@ -30,31 +30,51 @@ class Rebalance:
     throttle_bytes: int | None
 
 
-def read_assignment(tools: KafkaTools) -> tuple[dict[Partition, list[int]], list[int]]:
-    """Every partition's replicas (preferred leader first) and the registered brokers."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": tools.bootstrap, **tools.client})
-    metadata = admin.list_topics(timeout=30)
-    assignment = {
-        (name, pid): list(part.replicas)
-        for name, topic in metadata.topics.items()
-        for pid, part in topic.partitions.items()
-    }
-    return assignment, sorted(metadata.brokers)
+# How often a broker the stack declares is looked for again while it is not live: a broker's
+# restart or a fenced broker's return takes seconds to tens of seconds.
+POLL_SECONDS = 2.0
 
 
-def stack_racks(config: StackConfig, live: list[int]) -> dict[int, str]:
-    """Broker id → rack for the live brokers, from the stack's model."""
-    racks = {b.node_id: b.zone for b in ClusterModel.from_config(config).brokers}
-    strangers = sorted(set(live) - racks.keys())
-    if strangers:
-        raise ConfigError(
-            f"kafkastack:brokers: the cluster has broker(s) {', '.join(map(str, strangers))} "
-            f"that stack {config.environment} does not declare; rebalance with the stack file "
-            "the cluster was deployed from"
-        )
-    return {b: racks[b] for b in live}
+def stack_racks(config: StackConfig) -> dict[int, str]:
+    """Broker id → rack (its zone) of every broker the stack declares."""
+    return {b.node_id: b.zone for b in ClusterModel.from_config(config).brokers}
+
+
+def await_declared(
+    config: StackConfig, tools: KafkaTools, deadline: float, progress: Progress
+) -> tuple[dict[Partition, list[int]], dict[int, str]]:
+    """Where the replicas are, and the racks of the live brokers, once every broker the stack
+    declares is live.
+
+    A broker that restarts, or was fenced for a late heartbeat, is missing from the metadata
+    for a while. A plan made then would move every replica it holds to the others, a drain
+    nobody asked for (a CI run caught broker 3 missing moments after it had joined), so the
+    plan waits for it, and refuses once `deadline` passes."""
+    racks = stack_racks(config)
+    told = False
+    while True:
+        assignment, live = tools.assignment()
+        strangers = sorted(live - racks.keys())
+        if strangers:
+            raise ConfigError(
+                f"kafkastack:brokers: the cluster has broker(s) {', '.join(map(str, strangers))} "
+                f"that stack {config.environment} does not declare; rebalance with the stack "
+                "file the cluster was deployed from"
+            )
+        missing = ", ".join(map(str, sorted(racks.keys() - live)))
+        if not missing:
+            return assignment, racks
+        if time.monotonic() >= deadline:
+            raise ConfigError(
+                f"--wait: broker(s) {missing} that stack {config.environment} declares are "
+                "still not live in the cluster (stopped, restarting, fenced, or not created "
+                "yet); nothing was moved. Run `pulumi up` or wait until their pods are Ready, "
+                "then run again (or give --wait more seconds)"
+            )
+        if not told:
+            progress(f"waiting for broker(s) {missing}: the stack declares them, not yet live")
+            told = True
+        time.sleep(POLL_SECONDS)
 
 
 def rebalance(
@@ -65,21 +85,34 @@ def rebalance(
     remove: frozenset[int] = frozenset(),
     progress: Progress = print,
     timeout: float = 3600,
+    wait: float = 300,
 ) -> Rebalance:
-    """Plan and (unless `dry_run`) carry out the reassignment; raises ConfigError on failure."""
-    assignment, live = read_assignment(tools)
-    racks = stack_racks(config, live)
-    chosen = plan(assignment, racks, remove)
-    sizes = tools.partition_sizes(live) if chosen.moves else {}
-    moved = chosen.bytes_moved(sizes)
+    """Plan and (unless `dry_run`) carry out the reassignment; raises ConfigError on failure.
+
+    Every broker the stack declares must be live while the plan is made and handed to Kafka
+    (`await_declared`, for up to `wait` seconds); one that drops out between the reads is
+    waited for again and the plan made anew: Kafka's tools refuse a broker that is not live
+    before they change anything."""
     throttle = round(throttle_mb_s * BYTES_PER_MB) if throttle_mb_s else None
+    deadline = time.monotonic() + wait
+    while True:
+        assignment, racks = await_declared(config, tools, deadline, progress)
+        chosen = plan(assignment, racks, remove)
+        document = chosen.reassignment_json()
+        try:
+            sizes = tools.partition_sizes(sorted(racks)) if chosen.moves else {}
+            if not dry_run and chosen.moves:
+                tools.reassign(document, throttle)
+            break
+        except BrokersAbsent as gone:
+            if time.monotonic() >= deadline:
+                raise ConfigError(f"--wait {wait:g}: {gone}; nothing was moved") from None
+            progress(f"{gone}; reading the cluster again")
+    moved = chosen.bytes_moved(sizes)
     into = chosen.bytes_per_broker(sizes)
-    result = Rebalance(chosen, moved, into, 0.0, throttle)
     if dry_run or not chosen.moves:
-        return result
-    document = chosen.reassignment_json()
+        return Rebalance(chosen, moved, into, 0.0, throttle)
     started = time.monotonic()
-    tools.reassign(document, throttle)
     progress(f"started: {len(chosen.moves)} partition(s), {moved} bytes to copy")
     done, total = 0, len(chosen.moves)
     while True:
@@ -95,7 +128,7 @@ def rebalance(
             )
         time.sleep(1)  # the tool answers from the brokers' state; poll it once a second
     if remove:
-        check_drained(read_assignment(tools)[0], remove)
+        check_drained(tools.assignment()[0], remove)
     return Rebalance(chosen, moved, into, time.monotonic() - started, throttle)
 
 

@@ -1,5 +1,6 @@
-"""Kafka's own admin tools (the reassignment and log-dirs commands), run as Java from the jars
-kafkastack already caches, with the same login as the Python admin client.
+"""The cluster as `kafkastack rebalance` and `drain` see it: where the replicas are (the Python
+admin client), and Kafka's own admin tools (the reassignment and log-dirs commands), run as Java
+from the jars kafkastack already caches, with the same login as the admin client.
 
 What librdkafka has no API for (moving replicas, throttling them, reading log sizes) is done by
 the tools Kafka ships, rather than by re-implementing their protocol calls.
@@ -8,6 +9,7 @@ the tools Kafka ships, rather than by re-implementing their protocol calls.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -17,10 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from infra.errors import ConfigError
+from infra.model.reassignment import Partition
 from infra.toolchain import ToolchainError, kafka_lib
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
+# What the tools print when a broker they were given is not live (fenced, stopped, restarting):
+# LogDirsCommand for `--broker-list`, ReassignPartitionsCommand for a plan's target.
+ABSENT_BROKER = ("The given brokers do not exist", "Unknown broker id")
+
+
+class BrokersAbsent(ConfigError):
+    """A broker the tool was given is not live now; nothing was changed, and asking again once
+    it is back may succeed."""
 
 
 def java_properties(client: dict[str, str]) -> str:
@@ -39,6 +50,15 @@ def java_properties(client: dict[str, str]) -> str:
     if "ssl.ca.location" in client:
         lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={client['ssl.ca.location']}"]
     return "\n".join(lines) + "\n"
+
+
+def tool_failure(main: str, output: str) -> ConfigError:
+    """The error for a tool that failed: its words without the Java stack frames it prints
+    after them, as BrokersAbsent when they say a broker it was given is not live."""
+    frame = re.compile(r"^\s+(at |\.\.\. \d+ more)")
+    said = "\n".join(line for line in output.strip().splitlines() if not frame.match(line))
+    absent = any(words in said for words in ABSENT_BROKER)
+    return (BrokersAbsent if absent else ConfigError)(f"{main.rsplit('.', 1)[-1]}: {said[-1500:]}")
 
 
 @dataclass(frozen=True)
@@ -77,9 +97,22 @@ class KafkaTools:
                 command, capture_output=True, text=True, timeout=timeout, check=False
             )
         if done.returncode != 0:
-            tool = main.rsplit(".", 1)[-1]
-            raise ConfigError(f"{tool}: {(done.stderr or done.stdout).strip()[-1500:]}")
+            raise tool_failure(main, done.stderr or done.stdout)
         return done.stdout
+
+    def assignment(self) -> tuple[dict[Partition, list[int]], set[int]]:
+        """Every partition's replicas (preferred leader first) and the live brokers: those
+        registered and not fenced, as the brokers' metadata lists them."""
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, **self.client})
+        metadata = admin.list_topics(timeout=30)
+        replicas = {
+            (name, pid): list(part.replicas)
+            for name, topic in metadata.topics.items()
+            for pid, part in topic.partitions.items()
+        }
+        return replicas, set(metadata.brokers)
 
     def partition_sizes(self, brokers: list[int]) -> dict[tuple[str, int], int]:
         """The largest replica's bytes of every partition on `brokers`."""

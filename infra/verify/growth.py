@@ -6,10 +6,10 @@ an idempotent acks=all producer keeps writing. Shared by the kafka tier and benc
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,12 @@ def _rebalance(
         *("--throttle", f"{throttle_mb_s:g}", *extra),
     ]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},  # progress lines as they are printed
     )
 
 
@@ -168,17 +173,12 @@ def grow(
     )
 
 
-def dry_run(cluster: ProcessCluster, stacks_dir: Path, stack: str) -> str:
-    """What `kafkastack rebalance --dry-run` prints against the running cluster."""
-    started = time.monotonic()
-    process = _rebalance(cluster, stacks_dir, stack, 1, "--dry-run")
-    output = process.communicate(timeout=300)[0]
-    if process.returncode != 0:
-        raise VerifyError(
-            f"rebalance --dry-run exited {process.returncode} after "
-            f"{time.monotonic() - started:.0f} s: {output[-2000:]}"
-        )
-    return output
+def start_dry_run(
+    cluster: ProcessCluster, stacks_dir: Path, stack: str, *extra: str
+) -> subprocess.Popen[str]:
+    """`kafkastack rebalance --dry-run` started against the running cluster; its stdout gives
+    each line as it is printed."""
+    return _rebalance(cluster, stacks_dir, stack, 1, "--dry-run", *extra)
 
 
 def drain(

@@ -1,5 +1,5 @@
-"""`kafkastack rebalance` / `drain`: bad arguments are refused naming the option, and the Java
-tools get the same login as the admin client."""
+"""`kafkastack rebalance` / `drain`: bad arguments are refused naming the option, the Java
+tools get the same login as the admin client, and their failures read as their words."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from infra.growth.tools import java_properties
+from infra.errors import ConfigError
+from infra.growth.tools import LOG_DIRS, BrokersAbsent, java_properties, tool_failure
 from kafkastack.cli import app
 
 
@@ -46,3 +47,25 @@ def test_the_java_tools_log_in_as_the_admin_client_does() -> None:
         'username="admin" password="p\\"w";'
     ) in text
     assert "ssl.truststore.type=PEM\nssl.truststore.location=/tls/ca.crt\n" in text
+
+
+def test_a_tool_that_names_a_broker_not_live_is_told_apart_without_its_stack_frames() -> None:
+    # ReassignPartitionsCommand's words for a plan's broker that is not live, as Kafka 4.3.1
+    # prints them (pinned against the real jars in tests/kafka/test_growth.py).
+    output = (
+        "Error: Unknown broker id 99\n"
+        "org.apache.kafka.tools.AdminCommandFailedException: Unknown broker id 99\n"
+        "\tat org.apache.kafka.tools.reassign.ReassignPartitionsCommand.verifyBrokerIds("
+        "ReassignPartitionsCommand.java:928)\n"
+        "\tat org.apache.kafka.tools.reassign.ReassignPartitionsCommand.main("
+        "ReassignPartitionsCommand.java:147)\n"
+    )
+    failure = tool_failure("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", output)
+    assert isinstance(failure, BrokersAbsent)
+    assert str(failure) == (
+        "ReassignPartitionsCommand: Error: Unknown broker id 99\n"
+        "org.apache.kafka.tools.AdminCommandFailedException: Unknown broker id 99"
+    )
+    other = tool_failure(LOG_DIRS, "Error: Authentication failed\n\tat x.Y.z(Y.java:1)\n")
+    assert type(other) is ConfigError
+    assert str(other) == "LogDirsCommand: Error: Authentication failed"

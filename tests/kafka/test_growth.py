@@ -1,16 +1,23 @@
 """`kafkastack drain` on real brokers: a broker's replicas move to the others, racks apart,
-throttled, and Kafka lifts the throttle at the end, without losing an acknowledged record.
+throttled, and Kafka lifts the throttle at the end, without losing an acknowledged record. And
+`kafkastack rebalance` leaves a broker that is down its replicas: it waits for it.
 
 (Growth, 3 → 5 brokers and `kafkastack rebalance` under load, is the real nodes' proof:
 tests/nodes/test_broker_growth.py.)"""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from infra.verify.growth import drain, stack_file, throttles
+from infra.verify.clients import REPO
+from infra.verify.growth import drain, stack_file, start_dry_run, throttles
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import base_values
 from tests.kafka.checks import create
@@ -18,6 +25,17 @@ from tests.kafka.conftest import stack_values
 
 pytestmark = pytest.mark.kafka
 DRAINED = 4
+MOVE = re.compile(r"^  (.+)-\d+: \[([\d,]+)\] -> \[([\d,]+)\]$", re.MULTILINE)  # a plan's line
+HELD = re.compile(r"replicas per broker after: (.*)")
+
+
+def wait_until_gone(cluster: ProcessCluster, broker: int, timeout: float = 60) -> float:
+    """Seconds until the brokers' metadata no longer lists the stopped `broker`."""
+    started = time.monotonic()
+    while broker in cluster.client("describe", topic="__none__")["brokers"]:
+        assert time.monotonic() - started < timeout, f"broker {broker} still listed"
+        time.sleep(0.5)
+    return time.monotonic() - started
 
 
 @pytest.fixture
@@ -43,3 +61,86 @@ def test_drain_empties_a_broker_keeping_racks_apart(kraft: ProcessCluster, stack
     assert throttles(kraft, sorted(racks)) == {str(b): {} for b in racks}
     records = kraft.client("consume", topic="drain", expect=len(acked), timeout_s=120)["records"]
     assert {a[1] for a in acked} <= {r[1] for r in records}
+
+
+def test_rebalance_plans_only_once_a_declared_broker_is_live_again(
+    restore: ProcessCluster, stacks: Path
+) -> None:
+    """A broker that is down (restarting, fenced) keeps its replicas: `kafkastack rebalance`
+    refuses once `--wait` passes, and within it plans only after the broker is back. Planned
+    while it was down, every replica it holds went to the others: a drain nobody asked for."""
+    cluster = restore
+    before = create(cluster, "waiting", partitions=10)["partitions"]
+    assert any(DRAINED in p["replicas"] for p in before.values()), before
+    cluster.stop_node(cluster.broker_by_id(DRAINED).name)
+    gone = wait_until_gone(cluster, DRAINED)  # as a fenced broker: out of the metadata
+    refused = start_dry_run(cluster, stacks, "local", "--wait", "0")
+    output = refused.communicate(timeout=300)[0]
+    assert refused.returncode == 2, output
+    assert f"--wait: broker(s) {DRAINED} that stack local declares are still not live" in output, (
+        output
+    )
+
+    waiting = start_dry_run(cluster, stacks, "local", "--wait", "300")
+    assert waiting.stdout is not None
+    said = []
+    for line in waiting.stdout:  # the CLI's own progress: it has read the cluster without 4
+        said.append(line)
+        if line.startswith(f"waiting for broker(s) {DRAINED}:"):
+            break
+    cluster.start_node(cluster.broker_by_id(DRAINED).name)
+    output = "".join(said) + waiting.communicate(timeout=300)[0]
+    assert waiting.returncode == 0, output
+    assert said[-1].startswith(f"waiting for broker(s) {DRAINED}:"), output
+    moves = MOVE.findall(output)
+    kept = [(topic, before, after) for topic, before, after in moves if topic == "waiting"]
+    assert all(
+        str(DRAINED) not in before.split(",") or str(DRAINED) in after.split(",")
+        for _, before, after in kept
+    ), output
+    held = HELD.search(output)
+    assert held, output
+    counts = dict(pair.split(":") for pair in held.group(1).split(", "))
+    assert int(counts[str(DRAINED)]) > 0, output
+    print(f"\nbroker {DRAINED} unlisted {gone:.1f} s after its stop; rebalance waited for it")
+
+
+# Run on the client host, as `kafkastack rebalance` runs its tools: broker 99 is not live.
+ASK_ABOUT_99 = """
+import json, sys
+from infra.growth.tools import BrokersAbsent, KafkaTools
+tools = KafkaTools(*json.loads(sys.argv[1]))
+plan = {"version": 1, "partitions": [{"topic": "absent", "partition": 0, "replicas": [0, 99]}]}
+for ask in (lambda: tools.partition_sizes([0, 99]), lambda: tools.reassign(plan, None)):
+    try:
+        ask()
+    except BrokersAbsent as err:
+        print("absent:", err)
+"""
+
+
+def test_kafkas_tools_refusing_a_broker_that_is_not_live_are_told_apart(
+    kraft: ProcessCluster,
+) -> None:
+    """The tools' own words for a broker that is not live, which `kafkastack rebalance` waits
+    out (BrokersAbsent) rather than failing: pinned here against the jars the stack runs."""
+    login = [kraft.bootstrap, kraft.internal_security(), kraft.topology["kafka_version"]]
+    done = subprocess.run(
+        [
+            *("ip", "netns", "exec", kraft.client_host.namespace, sys.executable, "-c"),
+            *(ASK_ABOUT_99, json.dumps(login)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.splitlines()
+    assert said == [
+        "absent: LogDirsCommand: ERROR: The given brokers do not exist from --broker-list: 99. "
+        "Current existent brokers: 0,1,2,3,4",
+        "absent: ReassignPartitionsCommand: Error: Unknown broker id 99",
+        "org.apache.kafka.tools.AdminCommandFailedException: Unknown broker id 99",
+    ], done.stdout
