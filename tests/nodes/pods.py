@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from infra.localcluster import images
+from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.nodes import RealNodes
 
 
@@ -67,3 +68,14 @@ def second_network_addresses(pod: dict[str, Any], interface: str) -> list[list[s
     """The addresses Multus reports for `interface` of `pod` (one list per attachment)."""
     status = json.loads(pod["metadata"]["annotations"][NETWORK_STATUS])
     return [s["ips"] for s in status if s.get("interface") == interface]
+
+
+def restarts(stack: DeployedStack) -> dict[str, tuple[str, int]]:
+    """Each broker pod → its uid and its containers' restart count."""
+    return {
+        p["metadata"]["name"]: (
+            p["metadata"]["uid"],
+            sum(s.get("restartCount", 0) for s in p["status"].get("containerStatuses", [])),
+        )
+        for p in stack.pods("broker")
+    }

@@ -44,6 +44,7 @@ from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS
 from infra.model import labels
 from infra.voter_removal import VoterSet, kubectl_exec
+from tests.nodes.pods import restarts
 
 GROWN = BROKERS + 2
 TOPIC = "growth"
@@ -127,6 +128,7 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
             f"{min_isr_seen(grow.samples)}, {len(grow.load.acked)} acked, 0 lost"
         )
 
+        pods_before = restarts(stack)
         run = f"{TOPIC}-load"
         client.start_producer(run, TOPIC, 100)
         began = time.monotonic()
@@ -159,6 +161,14 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
         # Balanced now: a second plan moves nothing of either topic.
         again = rebalance(stack, tmp_path / "again", "--dry-run")
         assert f"  {TOPIC}-" not in again and f"  {BULK}-" not in again, again
+        # Shown, not asserted: a CI run found broker 3 out of the metadata as the rebalance
+        # began (the command now waits for it); whether a pod restarted then is the clue.
+        restarted = sorted(
+            name for name, pod in restarts(stack).items() if pod != pods_before.get(name)
+        )
+        waited = [line for line in output.splitlines() if line.startswith("waiting for broker")]
+        waits = "; ".join(waited) or "no wait for a broker"
+        print(f"broker pods restarted during the rebalance: {restarted or 'none'}; {waits}")
         print(
             f"kafkastack rebalance: {moved.group(1)} bytes moved in {move_seconds:.1f} s at "
             f"{THROTTLE_MB_S} MB/s ({seconds:.0f} s with the CLI's start); the busiest new "

@@ -22,6 +22,7 @@ from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import LOAD_RECORDS_PER_S, read_back
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS
+from tests.nodes.pods import restarts
 
 SMALL_GIB = 1  # XFS needs at least 300 MB
 GROWN_GIB = 2
@@ -66,17 +67,6 @@ def filesystem_bytes(stack: DeployedStack, pod: str, path: str) -> int:
         "exec", "-n", stack.namespace, pod, "-c", "kafka", "--", "df", "-kP", path
     )
     return int(reply.stdout.splitlines()[-1].split()[1]) * 1024
-
-
-def restarts(stack: DeployedStack) -> dict[str, tuple[str, int]]:
-    """Each broker pod → its uid and its containers' restart count."""
-    return {
-        p["metadata"]["name"]: (
-            p["metadata"]["uid"],
-            sum(s.get("restartCount", 0) for s in p["status"].get("containerStatuses", [])),
-        )
-        for p in stack.pods("broker")
-    }
 
 
 @pytest.mark.timeout(1200)
