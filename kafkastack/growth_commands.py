@@ -4,6 +4,7 @@ KRaft voters the stack no longer declares out of the quorum before they are dele
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +26,7 @@ Throttle = Annotated[
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="print the plan, move nothing")]
 Timeout = Annotated[float, typer.Option(help="seconds to follow the moves before giving up")]
+WAIT_SECONDS = 300.0  # a broker's restart under load, with room to spare
 Wait = Annotated[
     float,
     typer.Option(
@@ -63,10 +65,13 @@ def _run(
     from infra.growth.rebalance import plan_table, rebalance
     from infra.growth.tools import KafkaTools
 
+    for option, seconds in (("--wait", wait), ("--timeout", timeout)):
+        if not math.isfinite(seconds) or seconds < 0:
+            raise fail(f"{option} {seconds:g}: give a number of seconds, 0 or more, e.g. 300")
     try:
         config = load_stack(stacks_dir, stack)
         tools = KafkaTools(bootstrap, _client(client_config), config.kafka_version)
-        result = rebalance(config, tools, throttle, dry_run, remove, typer.echo, timeout, wait)
+        result = rebalance(config, tools, throttle, wait, dry_run, remove, typer.echo, timeout)
     except ConfigError as err:
         raise fail(str(err)) from None
     for line in plan_table(result):
@@ -83,7 +88,7 @@ def rebalance(
     throttle: Throttle = None,
     dry_run: DryRun = False,
     timeout: Timeout = 3600,
-    wait: Wait = 300,
+    wait: Wait = WAIT_SECONDS,
 ) -> None:
     """Spread replicas and leaders over every broker, racks apart (after adding brokers)."""
     _run(stack, stacks_dir, bootstrap, client_config, throttle, dry_run, timeout, wait)
@@ -98,7 +103,7 @@ def drain(
     throttle: Throttle = None,
     dry_run: DryRun = False,
     timeout: Timeout = 3600,
-    wait: Wait = 300,
+    wait: Wait = WAIT_SECONDS,
 ) -> None:
     """Move every replica off BROKERS, so the stack can then shrink without losing data."""
     try:

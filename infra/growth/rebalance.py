@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from infra.errors import ConfigError
-from infra.growth.tools import BrokersAbsent, KafkaTools
+from infra.growth.tools import BrokersAbsent
 from infra.model.cluster import ClusterModel
-from infra.model.reassignment import Partition, Plan, plan
+from infra.model.reassignment import Partition, Plan, check_removable, plan
 from infra.stack_config import StackConfig
 from spark_sizing.units import BYTES_PER_MB
 
@@ -35,25 +36,38 @@ class Rebalance:
 POLL_SECONDS = 2.0
 
 
+class Cluster(Protocol):
+    """What a rebalance reads from and hands to the cluster (KafkaTools)."""
+
+    def assignment(self) -> tuple[dict[Partition, list[int]], set[int]]: ...
+    def partition_sizes(self, brokers: list[int]) -> dict[Partition, int]: ...
+    def reassign(self, document: dict[str, object], throttle_bytes: int | None) -> None: ...
+    def verify(self, document: dict[str, object]) -> tuple[int, int]: ...
+
+
 def stack_racks(config: StackConfig) -> dict[int, str]:
     """Broker id → rack (its zone) of every broker the stack declares."""
     return {b.node_id: b.zone for b in ClusterModel.from_config(config).brokers}
 
 
 def await_declared(
-    config: StackConfig, tools: KafkaTools, deadline: float, progress: Progress
-) -> tuple[dict[Partition, list[int]], dict[int, str]]:
-    """Where the replicas are, and the racks of the live brokers, once every broker the stack
-    declares is live.
+    config: StackConfig,
+    cluster: Cluster,
+    remove: frozenset[int],
+    deadline: float,
+    progress: Progress,
+) -> tuple[dict[Partition, list[int]], set[int]]:
+    """Where the replicas are, and the live brokers, once every broker the stack declares is
+    live, but those being drained (`remove`): their replicas go elsewhere, live or not.
 
     A broker that restarts, or was fenced for a late heartbeat, is missing from the metadata
     for a while. A plan made then would move every replica it holds to the others, a drain
     nobody asked for (a CI run caught broker 3 missing moments after it had joined), so the
     plan waits for it, and refuses once `deadline` passes."""
     racks = stack_racks(config)
-    told = False
+    told = ""
     while True:
-        assignment, live = tools.assignment()
+        assignment, live = cluster.assignment()
         strangers = sorted(live - racks.keys())
         if strangers:
             raise ConfigError(
@@ -61,9 +75,9 @@ def await_declared(
                 f"that stack {config.environment} does not declare; rebalance with the stack "
                 "file the cluster was deployed from"
             )
-        missing = ", ".join(map(str, sorted(racks.keys() - live)))
+        missing = ", ".join(map(str, sorted(racks.keys() - live - remove)))
         if not missing:
-            return assignment, racks
+            return assignment, live
         if time.monotonic() >= deadline:
             raise ConfigError(
                 f"--wait: broker(s) {missing} that stack {config.environment} declares are "
@@ -71,43 +85,49 @@ def await_declared(
                 "yet); nothing was moved. Run `pulumi up` or wait until their pods are Ready, "
                 "then run again (or give --wait more seconds)"
             )
-        if not told:
+        if missing != told:
             progress(f"waiting for broker(s) {missing}: the stack declares them, not yet live")
-            told = True
+            told = missing
         time.sleep(POLL_SECONDS)
 
 
 def rebalance(
     config: StackConfig,
-    tools: KafkaTools,
+    cluster: Cluster,
     throttle_mb_s: float | None,
+    wait: float,
     dry_run: bool = False,
     remove: frozenset[int] = frozenset(),
     progress: Progress = print,
     timeout: float = 3600,
-    wait: float = 300,
 ) -> Rebalance:
     """Plan and (unless `dry_run`) carry out the reassignment; raises ConfigError on failure.
 
-    Every broker the stack declares must be live while the plan is made and handed to Kafka
-    (`await_declared`, for up to `wait` seconds); one that drops out between the reads is
-    waited for again and the plan made anew: Kafka's tools refuse a broker that is not live
-    before they change anything."""
+    Every broker the stack declares (but those drained) must be live while the plan is made
+    and handed to Kafka (`await_declared`, for up to `wait` seconds). One that drops out in
+    between is refused by Kafka's tools before they change anything (BrokersAbsent); it is
+    then waited for again and the plan made anew."""
+    racks = stack_racks(config)
+    check_removable(racks, remove)  # before any wait: a wrong id is the answer at once
     throttle = round(throttle_mb_s * BYTES_PER_MB) if throttle_mb_s else None
     deadline = time.monotonic() + wait
     while True:
-        assignment, racks = await_declared(config, tools, deadline, progress)
+        assignment, live = await_declared(config, cluster, remove, deadline, progress)
         chosen = plan(assignment, racks, remove)
         document = chosen.reassignment_json()
         try:
-            sizes = tools.partition_sizes(sorted(racks)) if chosen.moves else {}
+            sizes = cluster.partition_sizes(sorted(live)) if chosen.moves else {}
             if not dry_run and chosen.moves:
-                tools.reassign(document, throttle)
+                cluster.reassign(document, throttle)
             break
         except BrokersAbsent as gone:
             if time.monotonic() >= deadline:
-                raise ConfigError(f"--wait {wait:g}: {gone}; nothing was moved") from None
+                raise ConfigError(
+                    f"--wait {wait:g}: {gone}; nothing was moved. Wait until the broker is "
+                    "live again, then run again (or give --wait more seconds)"
+                ) from None
             progress(f"{gone}; reading the cluster again")
+            time.sleep(POLL_SECONDS)
     moved = chosen.bytes_moved(sizes)
     into = chosen.bytes_per_broker(sizes)
     if dry_run or not chosen.moves:
@@ -116,7 +136,7 @@ def rebalance(
     progress(f"started: {len(chosen.moves)} partition(s), {moved} bytes to copy")
     done, total = 0, len(chosen.moves)
     while True:
-        done, total = tools.verify(document)
+        done, total = cluster.verify(document)
         progress(f"{done}/{total} partition(s) moved, {time.monotonic() - started:.1f} s")
         if done == total:
             break
@@ -128,7 +148,7 @@ def rebalance(
             )
         time.sleep(1)  # the tool answers from the brokers' state; poll it once a second
     if remove:
-        check_drained(tools.assignment()[0], remove)
+        check_drained(cluster.assignment()[0], remove)
     return Rebalance(chosen, moved, into, time.monotonic() - started, throttle)
 
 

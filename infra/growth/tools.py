@@ -24,9 +24,16 @@ from infra.toolchain import ToolchainError, kafka_lib
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
-# What the tools print when a broker they were given is not live (fenced, stopped, restarting):
-# LogDirsCommand for `--broker-list`, ReassignPartitionsCommand for a plan's target.
-ABSENT_BROKER = ("The given brokers do not exist", "Unknown broker id")
+# The line a tool prints when it refuses, before changing anything, a broker it was given that is
+# not live (fenced, stopped, restarting): LogDirsCommand for `--broker-list`, and
+# ReassignPartitionsCommand for a plan's target replicas (checked before it sets a throttle or
+# moves a replica). Matched only at a line's start: words quoted inside another failure (one
+# after Kafka accepted part of a plan) must not read as a refusal that is safe to retry.
+ABSENT_BROKER = re.compile(
+    r"^(ERROR: The given brokers do not exist|Error: Unknown broker id)", re.MULTILINE
+)
+STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
+EXCEPTION = re.compile(r"^[\w.$]+(?:Exception|Error): (.*)$")  # a Java exception's own line
 
 
 class BrokersAbsent(ConfigError):
@@ -53,12 +60,18 @@ def java_properties(client: dict[str, str]) -> str:
 
 
 def tool_failure(main: str, output: str) -> ConfigError:
-    """The error for a tool that failed: its words without the Java stack frames it prints
-    after them, as BrokersAbsent when they say a broker it was given is not live."""
-    frame = re.compile(r"^\s+(at |\.\.\. \d+ more)")
-    said = "\n".join(line for line in output.strip().splitlines() if not frame.match(line))
-    absent = any(words in said for words in ABSENT_BROKER)
-    return (BrokersAbsent if absent else ConfigError)(f"{main.rsplit('.', 1)[-1]}: {said[-1500:]}")
+    """The error for a tool that failed: its words, without the Java stack frames it prints
+    after them nor an exception's line that repeats them; BrokersAbsent when it refused a broker
+    that is not live."""
+    kept: list[str] = []
+    for line in output.strip().splitlines():
+        thrown = EXCEPTION.match(line)
+        repeated = thrown is not None and any(thrown.group(1) in said for said in kept)
+        if not (STACK_FRAME.match(line) or repeated):
+            kept.append(line)
+    said = "\n".join(kept)[-1500:]
+    absent = ABSENT_BROKER.search(said) is not None
+    return (BrokersAbsent if absent else ConfigError)(f"{main.rsplit('.', 1)[-1]}: {said}")
 
 
 @dataclass(frozen=True)
@@ -97,7 +110,8 @@ class KafkaTools:
                 command, capture_output=True, text=True, timeout=timeout, check=False
             )
         if done.returncode != 0:
-            raise tool_failure(main, done.stderr or done.stdout)
+            # Where a tool prints its refusal differs by tool and path: both streams are read.
+            raise tool_failure(main, done.stdout + done.stderr)
         return done.stdout
 
     def assignment(self) -> tuple[dict[Partition, list[int]], set[int]]:

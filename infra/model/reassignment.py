@@ -79,6 +79,16 @@ def _fits(
     return not apart or racks[broker] not in {racks[b] for b in others}
 
 
+def check_removable(racks: dict[int, str], remove: frozenset[int]) -> None:
+    """Refuse to drain a broker that is not among `racks`' brokers."""
+    unknown = sorted(remove - racks.keys())
+    if unknown:
+        raise ConfigError(
+            f"--brokers: {', '.join(map(str, unknown))} not in the cluster; "
+            f"name brokers among {', '.join(map(str, sorted(racks)))}"
+        )
+
+
 def plan(
     assignment: dict[Partition, list[int]],
     racks: dict[int, str],
@@ -86,13 +96,8 @@ def plan(
 ) -> Plan:
     """The reassignment of `assignment` (partition → replicas, leader first) over the brokers
     of `racks` (broker id → rack) minus `remove`."""
+    check_removable(racks, remove)
     targets = sorted(b for b in racks if b not in remove)
-    unknown = sorted(remove - racks.keys())
-    if unknown:
-        raise ConfigError(
-            f"--brokers: {', '.join(map(str, unknown))} not in the cluster; "
-            f"name brokers among {', '.join(map(str, sorted(racks)))}"
-        )
     target_racks = {b: racks[b] for b in targets}
     widest = max((len(r) for r in assignment.values()), default=0)
     if widest > len(targets):

@@ -83,25 +83,29 @@ def test_rebalance_plans_only_once_a_declared_broker_is_live_again(
 
     waiting = start_dry_run(cluster, stacks, "local", "--wait", "300")
     assert waiting.stdout is not None
-    said = []
-    for line in waiting.stdout:  # the CLI's own progress: it has read the cluster without 4
-        said.append(line)
-        if line.startswith(f"waiting for broker(s) {DRAINED}:"):
-            break
-    cluster.start_node(cluster.broker_by_id(DRAINED).name)
-    output = "".join(said) + waiting.communicate(timeout=300)[0]
+    said: list[str] = []
+    try:
+        for line in waiting.stdout:  # the CLI's own progress: it has read the cluster without 4
+            said.append(line)
+            if line.startswith(f"waiting for broker(s) {DRAINED}:"):
+                break
+        cluster.start_node(cluster.broker_by_id(DRAINED).name)
+        output = "".join(said) + waiting.communicate(timeout=300)[0]
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
     assert waiting.returncode == 0, output
     assert said[-1].startswith(f"waiting for broker(s) {DRAINED}:"), output
     moves = MOVE.findall(output)
-    kept = [(topic, before, after) for topic, before, after in moves if topic == "waiting"]
+    kept = [(was, now) for topic, was, now in moves if topic == "waiting"]
     assert all(
-        str(DRAINED) not in before.split(",") or str(DRAINED) in after.split(",")
-        for _, before, after in kept
+        str(DRAINED) not in was.split(",") or str(DRAINED) in now.split(",") for was, now in kept
     ), output
     held = HELD.search(output)
     assert held, output
     counts = dict(pair.split(":") for pair in held.group(1).split(", "))
-    assert int(counts[str(DRAINED)]) > 0, output
+    assert int(counts.get(str(DRAINED), 0)) > 0, output
     print(f"\nbroker {DRAINED} unlisted {gone:.1f} s after its stop; rebalance waited for it")
 
 
@@ -138,9 +142,9 @@ def test_kafkas_tools_refusing_a_broker_that_is_not_live_are_told_apart(
     )
     assert done.returncode == 0, done.stderr
     said = done.stdout.splitlines()
+    # Every broker is live: `kraft`'s tests leave it whole (the `restore` fixture).
     assert said == [
         "absent: LogDirsCommand: ERROR: The given brokers do not exist from --broker-list: 99. "
         "Current existent brokers: 0,1,2,3,4",
         "absent: ReassignPartitionsCommand: Error: Unknown broker id 99",
-        "org.apache.kafka.tools.AdminCommandFailedException: Unknown broker id 99",
     ], done.stdout
