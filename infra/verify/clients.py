@@ -182,6 +182,20 @@ class ClientAccess:
         result = self.client_process(request, timeout)
         return result
 
+    def python_on_client_host(
+        self, *args: str, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """`python ARGS` (this interpreter, the repository as its folder) on the client host,
+        as an operator's machine in the cluster network runs it; its output, whatever its exit."""
+        return subprocess.run(
+            ["ip", "netns", "exec", self.client_host.namespace, sys.executable, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            cwd=REPO,
+        )
+
     def wait_for_brokers(self, count: int, timeout: float = 120) -> None:
         """Until `count` brokers are registered (a metadata request through the client)."""
         deadline = time.monotonic() + timeout

@@ -77,16 +77,8 @@ def _rebalance(
 def throttles(cluster: ProcessCluster, brokers: list[int]) -> dict[str, dict[str, str]]:
     """Broker id → the replication throttle rates set on it, asked from the client host."""
     request = {"bootstrap": cluster.bootstrap, "security": cluster.internal_security()}
-    done = subprocess.run(
-        [
-            *("ip", "netns", "exec", cluster.client_host.namespace, sys.executable, "-m"),
-            *("infra.verify.throttles", json.dumps({**request, "brokers": brokers})),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=REPO,
+    done = cluster.python_on_client_host(
+        "-m", "infra.verify.throttles", json.dumps({**request, "brokers": brokers})
     )
     if done.returncode != 0:
         raise VerifyError(f"reading the throttles failed: {done.stderr[-1500:]}")

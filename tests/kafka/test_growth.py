@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from infra.verify.clients import REPO
 from infra.verify.growth import drain, stack_file, start_dry_run, throttles
 from infra.verify.processes import ProcessCluster
 from tests.infra.conftest import base_values
@@ -129,17 +126,7 @@ def test_kafkas_tools_refusing_a_broker_that_is_not_live_are_told_apart(
     """The tools' own words for a broker that is not live, which `kafkastack rebalance` waits
     out (BrokersAbsent) rather than failing: pinned here against the jars the stack runs."""
     login = [kraft.bootstrap, kraft.internal_security(), kraft.topology["kafka_version"]]
-    done = subprocess.run(
-        [
-            *("ip", "netns", "exec", kraft.client_host.namespace, sys.executable, "-c"),
-            *(ASK_ABOUT_99, json.dumps(login)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=REPO,
-    )
+    done = kraft.python_on_client_host("-c", ASK_ABOUT_99, json.dumps(login), timeout=300)
     assert done.returncode == 0, done.stderr
     said = done.stdout.splitlines()
     # Every broker is live: `kraft`'s tests leave it whole (the `restore` fixture).

@@ -4,7 +4,6 @@ replication and the quorum on listeners of their own (docs/networks.md)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -72,8 +71,5 @@ def test_controllers_answer_where_the_kubelet_probe_dials(single: ProcessCluster
         dial = (
             f"import socket; socket.create_connection(({controller.host.client_ip!r}, {port}), 5)"
         )
-        connected = subprocess.run(
-            ["ip", "netns", "exec", single.client_host.namespace, sys.executable, "-c", dial],
-            check=False,
-        )
-        assert connected.returncode == 0, controller.name
+        connected = single.python_on_client_host("-c", dial)
+        assert connected.returncode == 0, (controller.name, connected.stderr)
