@@ -52,19 +52,20 @@ def stack_racks(config: StackConfig) -> dict[int, str]:
 
 def await_declared(
     config: StackConfig,
+    racks: dict[int, str],
     cluster: Cluster,
     remove: frozenset[int],
     deadline: float,
     progress: Progress,
 ) -> tuple[dict[Partition, list[int]], set[int]]:
-    """Where the replicas are, and the live brokers, once every broker the stack declares is
-    live, but those being drained (`remove`): their replicas go elsewhere, live or not.
+    """Where the replicas are, and the live brokers, once every broker the stack declares
+    (`racks`, from `stack_racks`) is live, but those being drained (`remove`): their replicas
+    go elsewhere, live or not.
 
     A broker that restarts, or was fenced for a late heartbeat, is missing from the metadata
     for a while. A plan made then would move every replica it holds to the others, a drain
     nobody asked for (a CI run caught broker 3 missing moments after it had joined), so the
     plan waits for it, and refuses once `deadline` passes."""
-    racks = stack_racks(config)
     told = ""
     while True:
         assignment, live = cluster.assignment()
@@ -112,7 +113,7 @@ def rebalance(
     throttle = round(throttle_mb_s * BYTES_PER_MB) if throttle_mb_s else None
     deadline = time.monotonic() + wait
     while True:
-        assignment, live = await_declared(config, cluster, remove, deadline, progress)
+        assignment, live = await_declared(config, racks, cluster, remove, deadline, progress)
         chosen = plan(assignment, racks, remove)
         document = chosen.reassignment_json()
         try:

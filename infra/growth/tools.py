@@ -128,11 +128,11 @@ class KafkaTools:
         }
         return replicas, set(metadata.brokers)
 
-    def partition_sizes(self, brokers: list[int]) -> dict[tuple[str, int], int]:
+    def partition_sizes(self, brokers: list[int]) -> dict[Partition, int]:
         """The largest replica's bytes of every partition on `brokers`."""
         out = self.run(LOG_DIRS, "--describe", "--broker-list", ",".join(map(str, brokers)))
         document: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        sizes: dict[tuple[str, int], int] = {}
+        sizes: dict[Partition, int] = {}
         for broker in document.get("brokers", []):
             for log_dir in broker.get("logDirs", []):
                 for part in log_dir.get("partitions", []):
