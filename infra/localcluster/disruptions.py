@@ -231,11 +231,17 @@ def rolling_change(
     return Roll(seconds, restarts, done.updates, samples, load, leader)
 
 
-# What a Kafka log says when a partition's in-sync set changes or a broker is fenced: why a roll
-# dipped below min.insync.replicas (a broker fenced by the quorum, a follower its leader dropped,
-# a controlled shutdown) is told only by these lines, gone once the proof releases the stack.
-ISR_LOG = re.compile(r"ISR|[Ff]enc|[Cc]ontrolled shutdown")
-ISR_LOG_LINES = 40
+# What a Kafka log says when a partition's in-sync set changes or a broker is fenced, and what
+# leads up to a fencing: the quorum's elections and resignations (a leader that missed its
+# voters' fetches steps down), a controller taking over, a broker's heartbeat that timed out.
+# Why a roll dipped below min.insync.replicas (a broker fenced by the quorum, a follower its
+# leader dropped, a controlled shutdown) is told only by these lines, gone once the proof
+# releases the stack. Message texts as Kafka 4.3's jars carry them.
+ISR_LOG = re.compile(
+    r"ISR|[Ff]enc|[Cc]ontrolled shutdown|Completed transition to|"
+    r"Did not receive fetch request from the majority|Becoming the active controller|heartbeat"
+)
+ISR_LOG_LINES = 60
 
 
 def isr_history(stack: DeployedStack) -> dict[str, list[str]]:
