@@ -65,6 +65,9 @@ class DeployedStack:
         self.workdir = workdir
         self.stack_file = workdir / "stacks" / "Pulumi.local.yaml"
         self._deployed_on: list[str] = []
+        # Whether the cluster may hold anything of this deployment (from the first `pulumi up`
+        # on, successful or not, until a release): a second release finds nothing to free.
+        self._holding = False
         self.deploy_seconds = 0.0
         self.provisioned: Provisioned | None = None
         self.config: StackConfig | None = None
@@ -100,15 +103,16 @@ class DeployedStack:
     def release(self) -> None:
         """Remove the deployment (namespace and volumes) so another stack may use the nodes; the
         next `ensure()` deploys it again from scratch."""
-        if self.config is not None:
+        if self.config is not None and self._holding:
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         loop_provisioner.stop_provisioning(self.kube.name)
         self._deployed_on = []
+        self._holding = False
         self._drop_client()
 
     def _deploy(self) -> None:
         self._drop_client()  # of the deployment this one replaces, before its folder goes
-        if self.config is not None:  # an earlier deployment, on nodes that are gone
+        if self.config is not None and self._holding:  # an earlier one, on nodes that are gone
             self.kube.release_stack(self.namespace, list(storage_class_names(self.model).values()))
         shutil.rmtree(self.workdir, ignore_errors=True)
         write_real_node_stack(
@@ -116,6 +120,7 @@ class DeployedStack:
         )
         self.config = load_stack(self.stack_file.parent, "local")
         started = time.monotonic()
+        self._holding = True
         self.provisioned = self._up()
         self.deploy_seconds = time.monotonic() - started
         self._deployed_on = self._node_uids()

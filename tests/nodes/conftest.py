@@ -17,13 +17,16 @@ from tests.ordering import order_within
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Deploying a stack onto the nodes takes about a minute: the tests of this folder that only
     need the nodes run first (one of them stops and restarts the nodes, which would make the
-    next test deploy again), then those of the session's deployed stack, then those that release
-    it for a stack of their own."""
+    next test deploy again), then those of the session's deployed stack, then the one that
+    changes it for good (on the same deployment), then those that release it for a stack of
+    their own."""
 
     def group(fixtures: set[str]) -> int:
         if "deployed_stack" in fixtures:
             return 1
-        return 2 if "_stack_deployment" in fixtures else 0
+        if "stack_to_change" in fixtures:
+            return 2
+        return 3 if "_stack_deployment" in fixtures else 0
 
     order_within(items, Path(__file__).parent, group)
 
@@ -46,6 +49,17 @@ def _stack_deployment(
 def deployed_stack(_stack_deployment: DeployedStack) -> DeployedStack:
     """The stack on the nodes running now (deployed again if a test replaced them), Ready."""
     return _stack_deployment.ensure()
+
+
+@pytest.fixture
+def stack_to_change(_stack_deployment: DeployedStack) -> Iterator[DeployedStack]:
+    """The session's deployment, Ready, for a test that changes it beyond what the other tests
+    expect (more brokers on nodes of its own): it runs after them and reuses their deployment
+    rather than deploying a copy; the next user deploys the stack afresh. The test releases
+    it itself before giving back nodes it added; the release here covers a test that did not
+    get that far."""
+    yield _stack_deployment.ensure()
+    _stack_deployment.release()
 
 
 @pytest.fixture

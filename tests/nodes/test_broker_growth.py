@@ -15,6 +15,10 @@ variant's brokers are also its KRaft voters, and a change of the voter set resta
 set through its own `quorum-membership` container. Kafka places nothing on a new broker by
 itself: before the rebalance, the topic lives on the three old ones.
 
+It grows the session's deployment of the local stack, after the tests that keep it as it is,
+and releases it (`stack_to_change`): the cluster then holds their topics too, which the
+rebalance spreads over the new brokers with the proof's own.
+
 The CLI runs on this host, whose resolver knows nothing of the cluster: it gets the cluster's
 DNS as its resolver in a mount namespace of its own (`host_clients.with_cluster_dns`), as an
 operator's machine resolves the brokers' advertised names through its own DNS. Its login is
@@ -86,14 +90,15 @@ def rebalance(stack: DeployedStack, folder: Path, *extra: str) -> str:
 
 @pytest.mark.timeout(1800)
 def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
-    released_nodes: RealNodes, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stack_to_change: DeployedStack,
+    real_nodes: RealNodes,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real_nodes = released_nodes
     added = []
-    stack = DeployedStack(real_nodes, repo_root / "stacks" / "Pulumi.local.yaml", tmp_path)
+    stack = stack_to_change
     monkeypatch.setenv("KUBECONFIG", str(stack.kube.kubeconfig))  # VoterSet's kubectl
     try:
-        stack.ensure()
         client = stack.client()
         client.create_topic(TOPIC, partitions=PARTITIONS)
         client.wait_isr(TOPIC, BROKERS)
