@@ -100,6 +100,8 @@ class RealNodes:
             NodeSpec(kube.name, i, ZONES[i % len(ZONES)], self.folder) for i in range(count)
         ]
         self._processes: list[subprocess.Popen[bytes]] = []
+        # Between a complete `up()` and the next `down()`.
+        self.running = False
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -190,6 +192,7 @@ class RealNodes:
             self.kube.apply_fake_nodes()  # now tainted: the stack's pods land on real nodes
             self._start_kube_proxy(binaries["kube-proxy"])
             dns.deploy(self.kube, replicas=min(2, len(self.specs)))
+            self.running = True
         except BaseException:
             # A half-started set of nodes is worth nothing: give everything back (the error
             # carries the log tail that explains it).
@@ -267,6 +270,7 @@ class RealNodes:
     def down(self) -> list[str]:
         """Stop the nodes this cluster started (found from their folders) and delete their Node
         objects; nothing else on the machine is touched."""
+        self.running = False
         released = host.release_all(self.folder)
         for proc in self._processes:
             proc.wait(timeout=30)

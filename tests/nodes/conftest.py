@@ -15,13 +15,15 @@ from tests.ordering import order_within
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Deploying a stack onto the nodes takes about a minute: the tests of this folder that only
-    need the nodes run first (one of them stops and restarts the nodes, which would make the
-    next test deploy again), then those of the session's deployed stack, then the one that
-    changes it for good (on the same deployment), then those that release it for a stack of
-    their own."""
+    """Deploying a stack onto the nodes takes about a minute, starting the nodes half of one:
+    the tests of this folder that only need the nodes run first, then those of the session's
+    deployed stack, then the one that changes it for good (on the same deployment), then those
+    that release it for a stack of their own, and last the one that stops the nodes (nothing
+    starts them again after it)."""
 
     def group(fixtures: set[str]) -> int:
+        if "nodes_to_stop" in fixtures:
+            return 4
         if "deployed_stack" in fixtures:
             return 1
         if "stack_to_change" in fixtures:
@@ -32,27 +34,45 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="package")
-def real_nodes() -> Iterator[RealNodes]:
+def _node_set() -> Iterator[RealNodes]:
     with fresh_real_nodes(multus=True) as nodes:
         yield nodes
 
 
-@pytest.fixture(scope="package")
-def _stack_deployment(
-    real_nodes: RealNodes, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
-) -> DeployedStack:
-    source = repo_root / "stacks" / "Pulumi.local.yaml"
-    return DeployedStack(real_nodes, source, tmp_path_factory.mktemp("real-node-stack"))
+@pytest.fixture
+def real_nodes(_node_set: RealNodes) -> RealNodes:
+    """The real nodes, running: started again if a test left them stopped."""
+    if not _node_set.running:
+        _node_set.up()
+    return _node_set
 
 
 @pytest.fixture
-def deployed_stack(_stack_deployment: DeployedStack) -> DeployedStack:
+def nodes_to_stop(real_nodes: RealNodes) -> RealNodes:
+    """The running nodes, for a test that stops them and leaves them stopped: it runs last, so
+    the lane does not start them again (a test after it, in another order or alone, would
+    through `real_nodes`)."""
+    return real_nodes
+
+
+@pytest.fixture(scope="package")
+def _stack_deployment(
+    _node_set: RealNodes, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> DeployedStack:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    return DeployedStack(_node_set, source, tmp_path_factory.mktemp("real-node-stack"))
+
+
+@pytest.fixture
+def deployed_stack(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> DeployedStack:
     """The stack on the nodes running now (deployed again if a test replaced them), Ready."""
     return _stack_deployment.ensure()
 
 
 @pytest.fixture
-def stack_to_change(_stack_deployment: DeployedStack) -> Iterator[DeployedStack]:
+def stack_to_change(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack
+) -> Iterator[DeployedStack]:
     """The session's deployment, Ready, for a test that changes it beyond what the other tests
     expect (more brokers on nodes of its own): it runs after them and reuses their deployment
     rather than deploying a copy; the next user deploys the stack afresh. The test releases

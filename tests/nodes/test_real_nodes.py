@@ -176,8 +176,10 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: RealNodes) -> None:
-    """Stops the nodes, checks, and starts them again: the session's other tests may run after."""
+def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(nodes_to_stop: RealNodes) -> None:
+    """Stops the nodes and checks, leaving them stopped (`nodes_to_stop`): the tier runs this
+    last, and a test after it starts them again."""
+    real_nodes = nodes_to_stop
     decoy_bridge = f"nodes-t{uuid.uuid4().hex[:6]}"
     subprocess.run(["ip", "link", "add", decoy_bridge, "type", "bridge"], check=True)
     decoy = subprocess.Popen(["sleep", "300"])
@@ -208,4 +210,3 @@ def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(real_nodes: Rea
         decoy.kill()
         decoy.wait()
         subprocess.run(["ip", "link", "del", decoy_bridge], check=False)
-        real_nodes.up()
