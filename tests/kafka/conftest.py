@@ -115,53 +115,12 @@ def start_cluster(
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of the shared `kraft` cluster run last in this folder: started by its first
     user, it stops only when the folder ends, and its eight JVMs would otherwise idle beside
-    every cluster of its own that the tests in between start, on the same two cores. The users
-    of `three_brokers` run one after another, so they share one start-up."""
+    every cluster of its own that the tests in between start, on the same two cores."""
 
     def group(fixtures: set[str]) -> int:
-        if "kraft" in fixtures:
-            return 2
-        return 1 if "three_brokers" in fixtures else 0
+        return 1 if "kraft" in fixtures else 0
 
     order_within(items, Path(__file__).parent, group)
-
-
-class ClusterOnDemand:
-    """A cluster started by the first test that asks for it and stopped once the next test does
-    not ask for it (`pytest_runtest_teardown`): tests of several modules share one start-up (a
-    minute of the two cores), and no idle cluster outlives its users. A later user (another
-    order, one test run alone) starts it again."""
-
-    def __init__(self, brokers: int) -> None:
-        self.brokers = brokers
-        self.cluster: ProcessCluster | None = None
-
-    def get(self, factory: pytest.TempPathFactory) -> ProcessCluster:
-        if self.cluster is None:
-            tmp = factory.mktemp(f"{self.brokers}-brokers")
-            self.cluster = start_cluster(tmp, brokers=self.brokers)
-        return self.cluster
-
-    def close(self) -> None:
-        if self.cluster is not None:
-            self.cluster.close()
-            self.cluster = None
-
-
-THREE_BROKERS = ClusterOnDemand(brokers=3)
-
-
-@pytest.fixture
-def three_brokers(tmp_path_factory: pytest.TempPathFactory) -> ProcessCluster:
-    """3 dedicated KRaft controllers and 3 brokers over zones a, b, c (the stack's defaults),
-    shared by the tests that leave it whole: each makes topics of its own and restarts what it
-    stopped."""
-    return THREE_BROKERS.get(tmp_path_factory)
-
-
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    if nextitem is None or "three_brokers" not in getattr(nextitem, "fixturenames", ()):
-        THREE_BROKERS.close()
 
 
 @pytest.fixture(scope="package")

@@ -21,20 +21,23 @@ from tests.kafka.conftest import stack_values
 
 pytestmark = pytest.mark.kafka
 
-BROKERS = 3
+# The brokers' sizing in the resized render, and the settings its Job sets, as Kafka names them.
+SIZED = {"num_io_threads": 5, "num_network_threads": 3}
+JOB_VALUES = {"num.io.threads": "5", "num.network.threads": "3"}
 
 
 @pytest.fixture
-def running(three_brokers: ProcessCluster) -> ProcessCluster:
-    return three_brokers
+def running(kraft: ProcessCluster) -> ProcessCluster:
+    """The folder's shared KRaft cluster, its settings as its own render has them."""
+    return kraft
 
 
-def resized_render(tmp: Path, **broker: Any) -> tuple[Path, ClusterModel]:
-    """The same stack with the brokers' sizing changed, rendered apart."""
-    cluster = sizing_cluster(brokers=BROKERS)
+def resized_render(tmp: Path, brokers: int, **broker: Any) -> tuple[Path, ClusterModel]:
+    """The same stack (of `brokers` brokers) with the brokers' sizing changed, rendered apart."""
+    cluster = sizing_cluster(brokers=brokers)
     cluster["broker"] = {**cluster["broker"], **broker}
     sizing = {"schema_version": "1.0", "source": "tests", "cluster": cluster}
-    config = config_of("local", **stack_values(BROKERS, sizing=sizing))
+    config = config_of("local", **stack_values(brokers, sizing=sizing))
     render.write(config, tmp / "render")
     return tmp / "render", ClusterModel.from_config(config)
 
@@ -54,9 +57,8 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
 ) -> None:
     cluster = running
     first = {b.name: b.process.pid for b in cluster.brokers if b.process is not None}
-    assert len(first) == BROKERS
-    sized = {"num_io_threads": 5, "num_network_threads": 3}
-    render_dir, model = resized_render(tmp_path, **sized)
+    assert len(first) == len(cluster.brokers)
+    render_dir, model = resized_render(tmp_path, len(cluster.brokers), **SIZED)
     for broker in cluster.brokers:
         assert "num.io.threads=5" in server_properties(render_dir, broker)
         assert "num.io.threads=5" not in server_properties(cluster.render_dir, broker)
@@ -79,12 +81,20 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
 def check_applied_without_restart(cluster: ProcessCluster, first: dict[str, int]) -> None:
     """Every broker serves the Job's values as cluster-wide defaults and resized its pools, in
     the process it ran before (`first`: pid per broker)."""
+    wanted = {k: [v, "DYNAMIC_DEFAULT_BROKER_CONFIG"] for k, v in JOB_VALUES.items()}
     for broker in cluster.brokers:
-        configs = cluster.client("describe_configs", broker=broker.entry["node_id"])["configs"]
-        for key, value in (("num.io.threads", "5"), ("num.network.threads", "3")):
-            assert configs[key] == [value, "DYNAMIC_DEFAULT_BROKER_CONFIG"], key
-        # The running process took it in: it resized its request handler pool.
+        # Each broker takes the change from the metadata log, in its own time: on the shared
+        # cluster, just after a test that paused the controllers, one still served the old
+        # value when first asked.
         deadline = time.monotonic() + 30
+        while True:
+            configs = cluster.client("describe_configs", broker=broker.entry["node_id"])
+            served = {k: configs["configs"][k] for k in wanted}
+            if served == wanted:
+                break
+            assert time.monotonic() < deadline, f"{broker.name} serves {served}"
+            time.sleep(0.5)
+        # The running process took it in: it resized its request handler pool.
         resized = "Resizing request handler thread pool size from 8 to 5"
         while resized not in broker.log.read_text(errors="replace"):
             assert time.monotonic() < deadline, f"{broker.name} never resized its handlers"

@@ -86,10 +86,11 @@ def broker_state(cluster: ProcessCluster, node: Node) -> float:
 
 
 @pytest.fixture
-def cluster(three_brokers: ProcessCluster) -> ProcessCluster:
-    """Shared: the other tests' topics there take no writes while this one runs, so the
-    restarted follower has only this test's partition to catch up."""
-    return three_brokers
+def cluster(restore: ProcessCluster) -> ProcessCluster:
+    """The folder's shared KRaft cluster, whole again after the test: the other tests' topics
+    there take no writes while this one runs, so the restarted follower has only this test's
+    partition to catch up."""
+    return restore
 
 
 def test_a_restarted_broker_is_ready_only_once_back_in_sync(cluster: ProcessCluster) -> None:
