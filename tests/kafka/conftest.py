@@ -115,12 +115,69 @@ def start_cluster(
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of the shared `kraft` cluster run last in this folder: started by its first
     user, it stops only when the folder ends, and its eight JVMs would otherwise idle beside
-    every cluster of its own that the tests in between start, on the same two cores."""
+    every cluster of its own that the tests in between start, on the same two cores. The users
+    of `one_network_mtls` run one after another, so they share one start-up."""
 
     def group(fixtures: set[str]) -> int:
-        return 1 if "kraft" in fixtures else 0
+        if "kraft" in fixtures:
+            return 2
+        return 1 if ONE_NETWORK_MTLS.fixture in fixtures else 0
 
     order_within(items, Path(__file__).parent, group)
+
+
+class ClusterOnDemand:
+    """A cluster started by the first test that asks for its `fixture` and stopped once the next
+    test does not ask for it (`pytest_runtest_teardown`): tests of several modules share one
+    start-up (a minute of the two cores), and no idle cluster outlives its users. A later user
+    (another order, one test run alone) starts it again."""
+
+    def __init__(self, fixture: str, brokers: int, **overrides: Any) -> None:
+        self.fixture = fixture
+        self.brokers = brokers
+        self.overrides = overrides
+        self.cluster: ProcessCluster | None = None
+
+    def get(self, factory: pytest.TempPathFactory) -> ProcessCluster:
+        if self.cluster is None:
+            tmp = factory.mktemp(self.fixture)
+            self.cluster = start_cluster(tmp, brokers=self.brokers, **self.overrides)
+        return self.cluster
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+
+# The admin may read topic `granted` (the mTLS proofs' ACL Job grants it).
+MTLS_GRANTS = [{"user": "admin", "resource": "topic", "name": "granted", "operations": ["Read"]}]
+ONE_NETWORK_MTLS = ClusterOnDemand(
+    "one_network_mtls",
+    brokers=3,
+    network={"mode": "single"},
+    security={
+        "client_auth": "mtls",
+        "users": ["admin"],
+        "client_tls": True,
+        "authorization": True,
+        "acls": MTLS_GRANTS,
+    },
+)
+
+
+@pytest.fixture
+def one_network_mtls(tmp_path_factory: pytest.TempPathFactory) -> ProcessCluster:
+    """The cloud shape with certificate logins: one network (`network.mode: single`) and mTLS
+    clients (every listener SSL, client certificates required, authorization on), 3 KRaft
+    controllers and 3 brokers over zones a, b, c. The mTLS proofs and the one-network proofs
+    each check their part of it, on one start-up."""
+    return ONE_NETWORK_MTLS.get(tmp_path_factory)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is None or ONE_NETWORK_MTLS.fixture not in getattr(nextitem, "fixturenames", ()):
+        ONE_NETWORK_MTLS.close()
 
 
 @pytest.fixture(scope="package")

@@ -4,35 +4,20 @@ for, and hostname verification on, through the stack's own bootstrap name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from infra.verify.jobs import run_job
 from infra.verify.processes import ProcessCluster
-from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
 
-GRANTS = [{"user": "admin", "resource": "topic", "name": "granted", "operations": ["Read"]}]
 
-
-@pytest.fixture(scope="module")
-def mutual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    cluster = start_cluster(
-        tmp_path_factory.mktemp("mtls"),
-        brokers=3,
-        security={
-            "client_auth": "mtls",
-            "users": ["admin"],
-            "client_tls": True,
-            "authorization": True,
-            "acls": GRANTS,
-        },
-    )
-    yield cluster
-    cluster.close()
+@pytest.fixture
+def mutual(one_network_mtls: ProcessCluster) -> ProcessCluster:
+    """mTLS clients (on the one-network cluster the one-network proofs share)."""
+    return one_network_mtls
 
 
 def bootstrap_name(cluster: ProcessCluster) -> str:

@@ -4,25 +4,20 @@ replication and the quorum on listeners of their own (docs/networks.md)."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 
 from infra.verify.processes import ProcessCluster
 from tests.kafka.checks import create
-from tests.kafka.conftest import start_cluster
 
 pytestmark = pytest.mark.kafka
 
 
-@pytest.fixture(scope="module")
-def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """Kafka 4 (KRaft) on one network: 3 controllers and 3 brokers over zones a, b, c."""
-    cluster = start_cluster(
-        tmp_path_factory.mktemp("single"), brokers=3, network={"mode": "single"}
-    )
-    yield cluster
-    cluster.close()
+@pytest.fixture
+def single(one_network_mtls: ProcessCluster) -> ProcessCluster:
+    """Kafka 4 (KRaft) on one network: 3 controllers and 3 brokers over zones a, b, c (their
+    clients log in with certificates, which the mTLS proofs check)."""
+    return one_network_mtls
 
 
 def established_to(namespace: str, port: int) -> str:
