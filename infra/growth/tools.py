@@ -20,6 +20,7 @@ from typing import Any
 
 from infra.errors import ConfigError
 from infra.model.reassignment import Partition
+from infra.model.secret_text import jaas_quoted, properties_escaped
 from infra.toolchain import ToolchainError, kafka_lib
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
@@ -42,21 +43,25 @@ class BrokersAbsent(ConfigError):
 
 
 def java_properties(client: dict[str, str]) -> str:
-    """The Java client's settings for a librdkafka login (SCRAM over SASL, a PEM CA)."""
-    lines = []
-    for key in ("security.protocol", "sasl.mechanism"):
-        if key in client:
-            lines.append(f"{key}={client[key]}")
+    """The Java client's settings (a .properties file) for a librdkafka login (SCRAM over SASL,
+    a PEM CA): the login's name and password reach Kafka as they are, whatever they hold (the
+    JAAS value quoted, then escaped for the properties file, which reads a backslash as an
+    escape too)."""
+    values: dict[str, str] = {
+        k: client[k] for k in ("security.protocol", "sasl.mechanism") if k in client
+    }
     if "sasl.username" in client:
         user, password = client["sasl.username"], client.get("sasl.password", "")
         module = "org.apache.kafka.common.security.scram.ScramLoginModule"
         if client.get("sasl.mechanism", "").upper() == "PLAIN":
             module = "org.apache.kafka.common.security.plain.PlainLoginModule"
-        quoted = password.replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'sasl.jaas.config={module} required username="{user}" password="{quoted}";')
+        values["sasl.jaas.config"] = (
+            f"{module} required username={jaas_quoted(user)} password={jaas_quoted(password)};"
+        )
     if "ssl.ca.location" in client:
-        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={client['ssl.ca.location']}"]
-    return "\n".join(lines) + "\n"
+        values["ssl.truststore.type"] = "PEM"
+        values["ssl.truststore.location"] = client["ssl.ca.location"]
+    return "".join(f"{key}={properties_escaped(value)}\n" for key, value in values.items())
 
 
 def tool_failure(main: str, output: str) -> ConfigError:

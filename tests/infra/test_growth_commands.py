@@ -32,19 +32,24 @@ def test_a_client_config_line_without_equals_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_java_tools_log_in_as_the_admin_client_does() -> None:
+    # A password with a quote and a backslash: JAAS reads `\"` and `\\` inside its quotes, and
+    # the .properties file, read first, takes every backslash as an escape of its own, so each
+    # is doubled again (the file once carried `p\"w`, which Java read as `p"w` and the JAAS
+    # parser then as the password `p` followed by a key `w`; tests/kafka/test_growth.py runs the
+    # tools with such a password on real brokers).
     text = java_properties(
         {
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": "SCRAM-SHA-512",
             "sasl.username": "admin",
-            "sasl.password": 'p"w',
+            "sasl.password": 'p"w\\x',
             "ssl.ca.location": "/tls/ca.crt",
         }
     )
     assert "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n" in text
     assert (
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        'username="admin" password="p\\"w";'
+        'username="admin" password="p\\\\"w\\\\\\\\x";'
     ) in text
     assert "ssl.truststore.type=PEM\nssl.truststore.location=/tls/ca.crt\n" in text
 
