@@ -180,14 +180,32 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         ONE_NETWORK_MTLS.close()
 
 
+KRAFT_BROKERS = 5
+KRAFT_SECURITY = {
+    "users": ["admin", "orders"],
+    "client_tls": True,
+    "authorization": True,
+    "acls": ORDERS_GRANTS,
+}
+
+
 @pytest.fixture(scope="package")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c.
+    """Kafka 4 (KRaft): 3 controllers and 5 brokers over zones a, b, c, with what prod and
+    staging get by default (CLIENT over SASL_SSL, the authorizer on, users `admin` and
+    `orders`), switched on in a local stack the harness can run, its logins on passwords with
+    JAAS-special characters.
 
     One for this folder (a start takes about a minute): each test makes topics of its own, and
-    `restore` starts again whatever a test stopped.
+    `restore` starts again whatever a test stopped. The authorization proofs run on it too (a
+    cluster of their own cost a start more).
     """
-    cluster = start_cluster(tmp_path_factory.mktemp("kraft"), brokers=5)
+    cluster = start_cluster(
+        tmp_path_factory.mktemp("kraft"),
+        brokers=KRAFT_BROKERS,
+        passwords=KRAFT_PASSWORDS,
+        security=KRAFT_SECURITY,
+    )
     yield cluster
     cluster.close()
 

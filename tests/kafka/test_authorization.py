@@ -5,7 +5,6 @@ hold it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,28 +12,16 @@ import pytest
 
 from infra.verify.jobs import run_job
 from infra.verify.processes import ProcessCluster
-from tests.kafka.conftest import KRAFT_PASSWORDS, login, start_cluster
-from tests.kafka.conftest import ORDERS_GRANTS as GRANTS
+from tests.kafka.conftest import KRAFT_PASSWORDS, login
 
 pytestmark = pytest.mark.kafka
 
 
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessCluster]:
-    """What prod and staging get by default, switched on in a local stack the harness can run."""
-    cluster = start_cluster(
-        tmp_path_factory.mktemp("secured"),
-        brokers=3,
-        passwords=KRAFT_PASSWORDS,
-        security={
-            "users": ["admin", "orders"],
-            "client_tls": True,
-            "authorization": True,
-            "acls": GRANTS,
-        },
-    )
-    yield cluster
-    cluster.close()
+@pytest.fixture
+def secured(kraft: ProcessCluster) -> ProcessCluster:
+    """The folder's shared KRaft cluster: what prod and staging get by default, switched on in
+    a local stack the harness can run."""
+    return kraft
 
 
 def produce_as(

@@ -17,7 +17,7 @@ from infra.verify.jobs import run_job
 from infra.verify.processes import Node, ProcessCluster
 from tests.infra.conftest import config_of, sizing_cluster
 from tests.kafka.checks import create
-from tests.kafka.conftest import stack_values
+from tests.kafka.conftest import KRAFT_BROKERS, KRAFT_PASSWORDS, KRAFT_SECURITY, stack_values
 
 pytestmark = pytest.mark.kafka
 
@@ -32,13 +32,14 @@ def running(kraft: ProcessCluster) -> ProcessCluster:
     return kraft
 
 
-def resized_render(tmp: Path, brokers: int, **broker: Any) -> tuple[Path, ClusterModel]:
-    """The same stack (of `brokers` brokers) with the brokers' sizing changed, rendered apart."""
-    cluster = sizing_cluster(brokers=brokers)
+def resized_render(tmp: Path, **broker: Any) -> tuple[Path, ClusterModel]:
+    """The shared cluster's stack with the brokers' sizing changed, rendered apart."""
+    cluster = sizing_cluster(brokers=KRAFT_BROKERS)
     cluster["broker"] = {**cluster["broker"], **broker}
     sizing = {"schema_version": "1.0", "source": "tests", "cluster": cluster}
-    config = config_of("local", **stack_values(brokers, sizing=sizing))
-    render.write(config, tmp / "render")
+    values = stack_values(KRAFT_BROKERS, sizing=sizing, security=KRAFT_SECURITY)
+    config = config_of("local", **values)
+    render.write(config, tmp / "render", render.manifests(config, KRAFT_PASSWORDS))
     return tmp / "render", ClusterModel.from_config(config)
 
 
@@ -58,7 +59,7 @@ def test_more_threads_reach_the_running_brokers_without_a_restart(
     cluster = running
     first = {b.name: b.process.pid for b in cluster.brokers if b.process is not None}
     assert len(first) == len(cluster.brokers)
-    render_dir, model = resized_render(tmp_path, len(cluster.brokers), **SIZED)
+    render_dir, model = resized_render(tmp_path, **SIZED)
     for broker in cluster.brokers:
         assert "num.io.threads=5" in server_properties(render_dir, broker)
         assert "num.io.threads=5" not in server_properties(cluster.render_dir, broker)
