@@ -20,7 +20,7 @@ from typing import Any
 
 from infra.errors import ConfigError
 from infra.model.reassignment import Partition
-from infra.model.secret_text import jaas_quoted, properties_escaped
+from infra.model.secret_text import java_login_properties
 from infra.toolchain import ToolchainError, kafka_lib
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
@@ -40,28 +40,6 @@ EXCEPTION = re.compile(r"^[\w.$]+(?:Exception|Error): (.*)$")  # a Java exceptio
 class BrokersAbsent(ConfigError):
     """A broker the tool was given is not live now; nothing was changed, and asking again once
     it is back may succeed."""
-
-
-def java_properties(client: dict[str, str]) -> str:
-    """The Java client's settings (a .properties file) for a librdkafka login (SCRAM over SASL,
-    a PEM CA): the login's name and password reach Kafka as they are, whatever they hold (the
-    JAAS value quoted, then escaped for the properties file, which reads a backslash as an
-    escape too)."""
-    values: dict[str, str] = {
-        k: client[k] for k in ("security.protocol", "sasl.mechanism") if k in client
-    }
-    if "sasl.username" in client:
-        user, password = client["sasl.username"], client.get("sasl.password", "")
-        module = "org.apache.kafka.common.security.scram.ScramLoginModule"
-        if client.get("sasl.mechanism", "").upper() == "PLAIN":
-            module = "org.apache.kafka.common.security.plain.PlainLoginModule"
-        values["sasl.jaas.config"] = (
-            f"{module} required username={jaas_quoted(user)} password={jaas_quoted(password)};"
-        )
-    if "ssl.ca.location" in client:
-        values["ssl.truststore.type"] = "PEM"
-        values["ssl.truststore.location"] = client["ssl.ca.location"]
-    return "".join(f"{key}={properties_escaped(value)}\n" for key, value in values.items())
 
 
 def tool_failure(main: str, output: str) -> ConfigError:
@@ -89,7 +67,7 @@ class KafkaTools:
     def _config(self) -> Iterator[Path]:
         with tempfile.TemporaryDirectory(prefix="kafkastack-tools-") as folder:
             path = Path(folder) / "client.properties"
-            path.write_text(java_properties(self.client), encoding="utf-8")
+            path.write_text(java_login_properties(self.client), encoding="utf-8")
             path.chmod(0o600)  # it holds the admin's password
             yield path
 

@@ -10,10 +10,13 @@ A password reaches Kafka and ZooKeeper through parsers with rules of their own:
 - a JAAS *file* also expands `${name}` as a Java system property (the JDK's login config), and
   Kafka's SCRAM tools split their `[name=…,password=…]` argument at characters no escape protects.
 What no escape can carry is refused before anything is applied, naming the secret key and the fix.
+The Java tools kafkastack runs from an operator's host (rebalance, drain, calibrate) get their
+login the same way (`java_login_properties`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from infra.config import NAMESPACE
@@ -102,3 +105,24 @@ def fill(template: str, form: str, secret: str, slot: str = PASSWORD_SLOT) -> st
     elif form != JAAS_FILE:
         raise ValueError(f"unknown secret form {form!r}")
     return template.replace(slot, quoted)
+
+
+def java_login_properties(client: Mapping[str, str]) -> str:
+    """A Java client's settings (a .properties file) for a librdkafka login (SCRAM or PLAIN over
+    SASL, a PEM CA), for Kafka's Java tools run from this host: the name and password reach
+    Kafka as they are, whatever they hold (quoted for JAAS, then escaped for the file)."""
+    values: dict[str, str] = {
+        k: client[k] for k in ("security.protocol", "sasl.mechanism") if k in client
+    }
+    if "sasl.username" in client:
+        user, password = client["sasl.username"], client.get("sasl.password", "")
+        module = "org.apache.kafka.common.security.scram.ScramLoginModule"
+        if client.get("sasl.mechanism", "").upper() == "PLAIN":
+            module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+        values["sasl.jaas.config"] = (
+            f"{module} required username={jaas_quoted(user)} password={jaas_quoted(password)};"
+        )
+    if "ssl.ca.location" in client:
+        values["ssl.truststore.type"] = "PEM"
+        values["ssl.truststore.location"] = client["ssl.ca.location"]
+    return "".join(f"{key}={properties_escaped(value)}\n" for key, value in values.items())

@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.model.secret_text import java_login_properties
 from infra.verify.errors import VerifyError
 from infra.verify.processes import ProcessCluster
 from spark_sizing.units import BYTES_PER_MB, mib_s_to_mb_s
@@ -81,18 +82,10 @@ def parse_consumed(line: str) -> Consumed:
 
 
 def client_properties(cluster: ProcessCluster, directory: Path) -> Path:
-    """The admin's SCRAM login for Java clients; over TLS (a stack with client TLS) they trust
-    the run's CA, whose PEM file Kafka reads directly."""
-    security = cluster.internal_security()
+    """The admin's login for Java clients; over TLS (a stack with client TLS) they trust the
+    run's CA, whose PEM file Kafka reads directly."""
     path = directory / "client.properties"
-    text = (
-        f"security.protocol={security['security.protocol']}\nsasl.mechanism=SCRAM-SHA-512\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        f'username="{security["sasl.username"]}" password="{security["sasl.password"]}";\n'
-    )
-    if "ssl.ca.location" in security:
-        text += f"ssl.truststore.type=PEM\nssl.truststore.location={security['ssl.ca.location']}\n"
-    path.write_text(text)
+    path.write_text(java_login_properties(cluster.internal_security()), encoding="utf-8")
     return path
 
 

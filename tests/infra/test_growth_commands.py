@@ -8,7 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from infra.errors import ConfigError
-from infra.growth.tools import LOG_DIRS, BrokersAbsent, java_properties, tool_failure
+from infra.growth.tools import LOG_DIRS, BrokersAbsent, tool_failure
+from infra.model.secret_text import java_login_properties
 from kafkastack.cli import app
 
 
@@ -37,7 +38,7 @@ def test_the_java_tools_log_in_as_the_admin_client_does() -> None:
     # is doubled again (the file once carried `p\"w`, which Java read as `p"w` and the JAAS
     # parser then as the password `p` followed by a key `w`; tests/kafka/test_growth.py runs the
     # tools with such a password on real brokers).
-    text = java_properties(
+    text = java_login_properties(
         {
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": "SCRAM-SHA-512",

@@ -53,6 +53,7 @@ class _Cluster:
     def internal_security(self) -> dict[str, str]:
         settings = {
             "security.protocol": self.protocol,
+            "sasl.mechanism": "SCRAM-SHA-512",
             "sasl.username": "admin",
             "sasl.password": "pw",
         }
