@@ -18,7 +18,8 @@ ClientConfig = Annotated[
     Path | None,
     typer.Option(
         help="key=value file of librdkafka login settings (security.protocol, sasl.mechanism, "
-        "sasl.username, sasl.password, ssl.ca.location)"
+        "sasl.username, sasl.password, ssl.ca.location, ssl.endpoint.identification.algorithm); "
+        "a value keeps its trailing spaces"
     ),
 ]
 Throttle = Annotated[
@@ -45,7 +46,9 @@ def _client(path: Path | None) -> dict[str, str]:
             key, sep, value = line.partition("=")
             if not sep:
                 raise fail(f"--client-config {path}: {line!r} is not key=value")
-            settings[key.strip()] = value.strip()
+            # Spaces after the `=` go, as Java's .properties reading drops them; the value's
+            # end stays as written (a password may end with a space).
+            settings[key.strip()] = value.lstrip()
     return settings
 
 

@@ -62,10 +62,13 @@ def jaas_quoted(value: str) -> str:
 
 
 def properties_escaped(value: str) -> str:
-    """`value` as a `.properties` value that `Properties.load` reads back unchanged."""
+    """`value` as a `.properties` value that `Properties.load` reads back unchanged (it skips
+    the whitespace that starts a value unless escaped)."""
     out = []
-    for char in value:
-        if char == "\\":
+    for index, char in enumerate(value):
+        if char == " " and index == 0:
+            out.append("\\ ")
+        elif char == "\\":
             out.append("\\\\")
         elif " " <= char <= "~":
             out.append(char)
@@ -107,22 +110,48 @@ def fill(template: str, form: str, secret: str, slot: str = PASSWORD_SLOT) -> st
     return template.replace(slot, quoted)
 
 
+# The librdkafka settings `java_login_properties` carries over, and the Java names of the few it
+# renames; a client certificate (mTLS) is not among them yet.
+JAVA_LOGIN_KEYS = {
+    "security.protocol": "security.protocol",
+    "sasl.mechanism": "sasl.mechanism",
+    "sasl.username": "",
+    "sasl.password": "",
+    "ssl.ca.location": "ssl.truststore.location",
+    "ssl.endpoint.identification.algorithm": "ssl.endpoint.identification.algorithm",
+}
+SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
+
+
 def java_login_properties(client: Mapping[str, str]) -> str:
     """A Java client's settings (a .properties file) for a librdkafka login (SCRAM or PLAIN over
     SASL, a PEM CA), for Kafka's Java tools run from this host: the name and password reach
-    Kafka as they are, whatever they hold (quoted for JAAS, then escaped for the file)."""
-    values: dict[str, str] = {
-        k: client[k] for k in ("security.protocol", "sasl.mechanism") if k in client
-    }
+    Kafka as they are, whatever they hold (quoted for JAAS, then escaped for the file). A
+    setting it cannot carry over is refused, naming it, rather than left out."""
+    others = sorted(set(client) - set(JAVA_LOGIN_KEYS))
+    if others:
+        raise ConfigError(
+            f"client settings {', '.join(others)}: Kafka's Java tools that kafkastack runs take "
+            f"only {', '.join(JAVA_LOGIN_KEYS)} (a client certificate is not supported yet: log "
+            "in as the stack's SCRAM admin)"
+        )
+    values = {JAVA_LOGIN_KEYS[k]: v for k, v in client.items() if JAVA_LOGIN_KEYS[k]}
     if "sasl.username" in client:
-        user, password = client["sasl.username"], client.get("sasl.password", "")
+        # librdkafka and Java both default to GSSAPI; the stacks log in with SCRAM-SHA-512.
+        mechanism = values.setdefault("sasl.mechanism", SASL_MECHANISMS[0]).upper()
+        if mechanism not in SASL_MECHANISMS:
+            raise ConfigError(
+                f"client setting sasl.mechanism={mechanism}: kafkastack logs Kafka's Java tools "
+                f"in with {', '.join(SASL_MECHANISMS)}"
+            )
         module = "org.apache.kafka.common.security.scram.ScramLoginModule"
-        if client.get("sasl.mechanism", "").upper() == "PLAIN":
+        if mechanism == "PLAIN":
             module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+        user, password = client["sasl.username"], client.get("sasl.password", "")
         values["sasl.jaas.config"] = (
             f"{module} required username={jaas_quoted(user)} password={jaas_quoted(password)};"
         )
-    if "ssl.ca.location" in client:
+    if "ssl.truststore.location" in values:  # a PEM file, which Java reads as it is
         values["ssl.truststore.type"] = "PEM"
-        values["ssl.truststore.location"] = client["ssl.ca.location"]
+        values["ssl.truststore.location"] = values.pop("ssl.truststore.location")
     return "".join(f"{key}={properties_escaped(value)}\n" for key, value in values.items())

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from infra.errors import ConfigError
 from infra.growth.tools import LOG_DIRS, BrokersAbsent, tool_failure
-from infra.model.secret_text import java_login_properties
 from kafkastack.cli import app
+from kafkastack.growth_commands import _client
 
 
 def test_drain_refuses_broker_ids_that_are_not_numbers() -> None:
@@ -32,27 +32,11 @@ def test_a_client_config_line_without_equals_is_refused(tmp_path: Path) -> None:
     assert "'sasl.username admin' is not key=value" in result.output
 
 
-def test_the_java_tools_log_in_as_the_admin_client_does() -> None:
-    # A password with a quote and a backslash: JAAS reads `\"` and `\\` inside its quotes, and
-    # the .properties file, read first, takes every backslash as an escape of its own, so each
-    # is doubled again (the file once carried `p\"w`, which Java read as `p"w` and the JAAS
-    # parser then as the password `p` followed by a key `w`; tests/kafka/test_growth.py runs the
-    # tools with such a password on real brokers).
-    text = java_login_properties(
-        {
-            "security.protocol": "SASL_SSL",
-            "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.username": "admin",
-            "sasl.password": 'p"w\\x',
-            "ssl.ca.location": "/tls/ca.crt",
-        }
-    )
-    assert "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n" in text
-    assert (
-        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-        'username="admin" password="p\\\\"w\\\\\\\\x";'
-    ) in text
-    assert "ssl.truststore.type=PEM\nssl.truststore.location=/tls/ca.crt\n" in text
+def test_a_client_config_value_keeps_its_end_as_written(tmp_path: Path) -> None:
+    # A KRaft stack's password may end with a space; the spaces after `=` go, as in Java.
+    login = tmp_path / "login.properties"
+    login.write_text("sasl.username = admin\nsasl.password= pass word \n", encoding="utf-8")
+    assert _client(login) == {"sasl.username": "admin", "sasl.password": "pass word "}
 
 
 def test_a_tool_that_names_a_broker_not_live_is_told_apart_without_its_stack_frames() -> None:

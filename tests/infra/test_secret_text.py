@@ -5,6 +5,7 @@ here, what the program hands Kubernetes."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -96,3 +97,51 @@ def test_a_password_its_readers_cannot_carry_is_refused_naming_the_key(
         assert f"kafkastack:{key}" in message and found in message
         assert f"pulumi config set --secret kafkastack:{key}" in message
         assert password not in message  # never echo a secret
+
+
+def test_the_java_tools_log_in_as_the_admin_client_does() -> None:
+    # A password with a quote and a backslash: JAAS reads `\"` and `\\` inside its quotes, and
+    # the .properties file, read first, takes every backslash as an escape of its own, so each
+    # is doubled again (the file once carried `p\"w`, which Java read as `p"w` and the JAAS
+    # parser then as the password `p` followed by a key `w`; tests/kafka/test_growth.py runs
+    # `kafkastack rebalance` and `drain` with such a password on real brokers).
+    text = secret_text.java_login_properties(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "admin",
+            "sasl.password": 'p"w\\x',
+            "ssl.ca.location": "/tls/ca.crt",
+        }
+    )
+    assert "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n" in text
+    assert (
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="admin" password="p\\\\"w\\\\\\\\x";'
+    ) in text
+    assert "ssl.truststore.type=PEM\nssl.truststore.location=/tls/ca.crt\n" in text
+
+
+def test_a_login_the_java_tools_cannot_carry_is_refused_naming_the_setting() -> None:
+    certificate = {
+        "security.protocol": "SSL",
+        "ssl.ca.location": "/tls/ca.crt",
+        "ssl.certificate.location": "/tls/tls.crt",
+        "ssl.key.location": "/tls/tls.key",
+    }
+    with pytest.raises(ConfigError, match=re.escape("ssl.certificate.location, ssl.key.location")):
+        secret_text.java_login_properties(certificate)
+    kerberos = {"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI", "sasl.username": "a"}
+    with pytest.raises(ConfigError, match=re.escape("sasl.mechanism=GSSAPI")):
+        secret_text.java_login_properties(kerberos)
+
+
+def test_a_login_without_a_mechanism_is_the_stacks_scram() -> None:
+    # Java's default is GSSAPI, which the SCRAM login module below it would contradict.
+    text = secret_text.java_login_properties({"sasl.username": "a", "sasl.password": "b"})
+    assert "sasl.mechanism=SCRAM-SHA-512\n" in text and "ScramLoginModule" in text
+
+
+def test_a_value_that_starts_with_a_space_keeps_it() -> None:
+    # Properties.load skips the whitespace that starts a value unless it is escaped.
+    assert secret_text.properties_escaped(" a b ") == "\\ a b "
