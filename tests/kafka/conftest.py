@@ -19,6 +19,7 @@ import pytest
 
 from infra import render
 from infra.config import load_stack
+from infra.stack_config import StackConfig
 from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
 from tests.conftest import REPO_ROOT
@@ -28,9 +29,10 @@ from tests.ordering import order_within
 
 DOMAIN = "kafka.verify.test"
 
-# Passwords holding JAAS-special characters (`"`, `\`, `$`, quotes, `,`, `=`) for the secured
+# Passwords holding JAAS-special characters (`"`, `\`, `$`, quotes, `,`, `=`) for the shared
 # KRaft cluster and the ZooKeeper ensemble: every place the stack hands a secret to Kafka or
-# ZooKeeper (SCRAM seeding, the ACL Job's login, ZooKeeper's DIGEST and quorum logins) must carry
+# ZooKeeper (SCRAM seeding, the ACL Job's login, ZooKeeper's DIGEST and quorum logins, the Java
+# tools' login of `kafkastack rebalance` and `drain`) must carry
 # it as it is, so the clusters whose tests log in run on them rather than on the placeholder.
 # KRaft's SCRAM seeding refuses commas (secret_text.KRAFT_SCRAM_REFUSALS); everything else goes.
 KRAFT_PASSWORDS = {
@@ -87,6 +89,16 @@ def login(cluster: ProcessCluster, user: str) -> dict[str, Any]:
     return {**cluster.internal_security(), "sasl.username": user, "sasl.password": password}
 
 
+def render_stack(
+    folder: Path, brokers: int, passwords: dict[str, str] | None = None, **overrides: Any
+) -> StackConfig:
+    """`kafkastack render` of this tier's stack into `folder`: what `start_cluster` starts, and
+    what a test compares a changed render with."""
+    config = config_of("local", **stack_values(brokers, **overrides))
+    render.write(config, folder, render.manifests(config, passwords))
+    return config
+
+
 def start_cluster(
     tmp: Path,
     brokers: int,
@@ -101,8 +113,7 @@ def start_cluster(
         pytest.fail(problem)
     if shutil.which("haproxy") is None:
         pytest.fail("haproxy is missing: run scripts/install-system-deps.sh")
-    config = config_of("local", **stack_values(brokers, **overrides))
-    render.write(config, tmp / "render", render.manifests(config, passwords))
+    render_stack(tmp / "render", brokers, passwords, **overrides)
     cluster = ProcessCluster(tmp / "render", tmp / "run", certificate_validity=certificate_validity)
     try:
         cluster.start()
@@ -178,6 +189,11 @@ def one_network_mtls(tmp_path_factory: pytest.TempPathFactory) -> ProcessCluster
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     if nextitem is None or ONE_NETWORK_MTLS.fixture not in getattr(nextitem, "fixturenames", ()):
         ONE_NETWORK_MTLS.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A session ended early (an interrupt, an error between tests) stops it too."""
+    ONE_NETWORK_MTLS.close()
 
 
 KRAFT_BROKERS = 5

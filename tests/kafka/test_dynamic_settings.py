@@ -10,14 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from infra import render
 from infra.model import labels
 from infra.model.cluster import ClusterModel
 from infra.verify.jobs import run_job
 from infra.verify.processes import Node, ProcessCluster
-from tests.infra.conftest import config_of, sizing_cluster
+from tests.infra.conftest import sizing_cluster
 from tests.kafka.checks import create
-from tests.kafka.conftest import KRAFT_BROKERS, KRAFT_PASSWORDS, KRAFT_SECURITY, stack_values
+from tests.kafka.conftest import KRAFT_BROKERS, KRAFT_PASSWORDS, KRAFT_SECURITY, render_stack
 
 pytestmark = pytest.mark.kafka
 
@@ -37,9 +36,9 @@ def resized_render(tmp: Path, **broker: Any) -> tuple[Path, ClusterModel]:
     cluster = sizing_cluster(brokers=KRAFT_BROKERS)
     cluster["broker"] = {**cluster["broker"], **broker}
     sizing = {"schema_version": "1.0", "source": "tests", "cluster": cluster}
-    values = stack_values(KRAFT_BROKERS, sizing=sizing, security=KRAFT_SECURITY)
-    config = config_of("local", **values)
-    render.write(config, tmp / "render", render.manifests(config, KRAFT_PASSWORDS))
+    config = render_stack(
+        tmp / "render", KRAFT_BROKERS, KRAFT_PASSWORDS, sizing=sizing, security=KRAFT_SECURITY
+    )
     return tmp / "render", ClusterModel.from_config(config)
 
 

@@ -48,10 +48,12 @@ def real_nodes(_node_set: RealNodes) -> RealNodes:
 
 
 @pytest.fixture
-def nodes_to_stop(real_nodes: RealNodes) -> RealNodes:
-    """The running nodes, for a test that stops them and leaves them stopped: it runs last, so
+def nodes_to_stop(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> RealNodes:
+    """The running nodes, idle (the session's deployment released, as the tests before it in
+    the tier leave them), for a test that stops them and leaves them stopped: it runs last, so
     the lane does not start them again (a test after it, in another order or alone, would
     through `real_nodes`)."""
+    _stack_deployment.release()
     return real_nodes
 
 

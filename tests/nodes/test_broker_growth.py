@@ -181,5 +181,7 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
             f"{GROWN} brokers, racks apart; {len(load.acked)} acked, 0 lost"
         )
     finally:
-        stack.release()
-        real_nodes.remove(added)
+        try:
+            stack.release()
+        finally:
+            real_nodes.remove(added)
