@@ -49,6 +49,13 @@ def _client(path: Path | None) -> dict[str, str]:
             # Spaces after the `=` go, as Java's .properties reading drops them; the value's
             # end stays as written (a password may end with a space).
             settings[key.strip()] = value.lstrip()
+    from infra.errors import ConfigError
+    from infra.model.secret_text import java_login_properties
+
+    try:  # what the Java tools' login cannot carry, refused before anything is asked of Kafka
+        java_login_properties(settings)
+    except ConfigError as err:
+        raise fail(f"--client-config {path}: {err}") from None
     return settings
 
 

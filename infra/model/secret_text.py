@@ -138,7 +138,8 @@ def java_login_properties(client: Mapping[str, str]) -> str:
     values = {JAVA_LOGIN_KEYS[k]: v for k, v in client.items() if JAVA_LOGIN_KEYS[k]}
     if "sasl.username" in client:
         # librdkafka and Java both default to GSSAPI; the stacks log in with SCRAM-SHA-512.
-        mechanism = values.setdefault("sasl.mechanism", SASL_MECHANISMS[0]).upper()
+        mechanism = values.get("sasl.mechanism", SASL_MECHANISMS[0]).upper()
+        values["sasl.mechanism"] = mechanism  # Java's names are upper case only
         if mechanism not in SASL_MECHANISMS:
             raise ConfigError(
                 f"client setting sasl.mechanism={mechanism}: kafkastack logs Kafka's Java tools "

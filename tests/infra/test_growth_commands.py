@@ -32,6 +32,21 @@ def test_a_client_config_line_without_equals_is_refused(tmp_path: Path) -> None:
     assert "'sasl.username admin' is not key=value" in result.output
 
 
+def test_a_client_certificate_in_the_client_config_is_refused_naming_the_option(
+    tmp_path: Path,
+) -> None:
+    login = tmp_path / "login.properties"
+    login.write_text("security.protocol=SSL\nssl.key.location=/tls/tls.key\n")
+    result = CliRunner().invoke(
+        app,
+        ["rebalance", "--stack", "dev", "--bootstrap", "b:9092", "--client-config", str(login)],
+    )
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert f"--client-config {login}: client settings ssl.key.location" in said, said
+    assert "log in as the stack's SCRAM admin" in said
+
+
 def test_a_client_config_value_keeps_its_end_as_written(tmp_path: Path) -> None:
     # A KRaft stack's password may end with a space; the spaces after `=` go, as in Java.
     login = tmp_path / "login.properties"

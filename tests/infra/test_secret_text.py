@@ -140,6 +140,10 @@ def test_a_login_without_a_mechanism_is_the_stacks_scram() -> None:
     # Java's default is GSSAPI, which the SCRAM login module below it would contradict.
     text = secret_text.java_login_properties({"sasl.username": "a", "sasl.password": "b"})
     assert "sasl.mechanism=SCRAM-SHA-512\n" in text and "ScramLoginModule" in text
+    # Java knows the mechanisms by their upper-case names only.
+    lower = {"sasl.mechanism": "plain", "sasl.username": "a", "sasl.password": "b"}
+    text = secret_text.java_login_properties(lower)
+    assert "sasl.mechanism=PLAIN\n" in text and "PlainLoginModule" in text
 
 
 def test_a_value_that_starts_with_a_space_keeps_it() -> None:
