@@ -98,12 +98,14 @@ def out_of_sync_program() -> str:
     )
 
 
-def readiness_command(model: ClusterModel, node: Node) -> list[str]:
-    """The broker container's readiness probe (see the module docstring)."""
+def own_describe(
+    model: ClusterModel, node: Node, client_file: str, errors_file: str, report: str = ""
+) -> str:
+    """Shell commands for the body of a function: `kafka-topics --describe [report]` through
+    the node's own listener with its own identity (the client config written to
+    `client_file`), its output in `described`; when the tool fails, they print its last words
+    and `return 1`. The tool is held to `DESCRIBE_SECONDS` (see DESCRIBE_CALL_MS)."""
     listener = own_listener.own_listener(model, node)
-    scrape = metrics.scrape_command(
-        model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
-    )
     properties = " ".join(
         shlex.quote(p)
         for p in own_listener.client_properties(
@@ -118,15 +120,26 @@ def readiness_command(model: ClusterModel, node: Node) -> list[str]:
     describe = (
         f"busybox timeout -s KILL {DESCRIBE_SECONDS} busybox env {tool_env} KAFKA_OPTS= "
         f"KAFKA_LOG4J_OPTS= {KAFKA_BIN}/kafka-run-class.sh {TOPIC_COMMAND} "
-        f"{listener.flag} {listener.address} --command-config {CLIENT_FILE} --describe"
+        f"{listener.flag} {listener.address} --command-config {client_file} --describe"
+        f"{' ' + report if report else ''}"
+    )
+    return (
+        f"printf '%s\\n' {properties} > {client_file}; "
+        f"if ! described=$({describe} 2>{errors_file}); then "
+        f'echo "kafka-topics --describe failed"; tail -n 3 {errors_file}; return 1; fi; '
+    )
+
+
+def readiness_command(model: ClusterModel, node: Node) -> list[str]:
+    """The broker container's readiness probe (see the module docstring)."""
+    scrape = metrics.scrape_command(
+        model.ports.metrics, (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
     )
     # The ISR step is a function of its own: the manifest reads as its two steps, and the
     # kafka tier runs this one on its own against real output (tests/kafka/test_readiness.py).
     in_sync = (
         f"{IN_SYNC_FUNCTION}() {{ "
-        f"printf '%s\\n' {properties} > {CLIENT_FILE}; "
-        f"if ! described=$({describe} 2>{ERRORS_FILE}); then "
-        f'echo "kafka-topics --describe failed"; tail -n 3 {ERRORS_FILE}; return 1; fi; '
+        f"{own_describe(model, node, CLIENT_FILE, ERRORS_FILE)}"
         'printf "%s\\n" "$described" | '
         f"busybox awk -v id={node.node_id} {shlex.quote(out_of_sync_program())}; }}"
     )
