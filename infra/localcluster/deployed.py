@@ -169,6 +169,15 @@ class DeployedStack:
             return ours
         return [p for p in ours if labels.component_of(p) == component]
 
+    def events(self, reason: str) -> list[str]:
+        """The stack namespace's events of this `reason` (the kubelet's `FailedPreStopHook`,
+        say), each as `object: message`."""
+        return [
+            f"{e['involvedObject'].get('name')}: {e.get('message', '')}"
+            for e in self.kube.objects("events", self.namespace)
+            if e.get("reason") == reason
+        ]
+
     def job_pods(self) -> list[dict[str, Any]]:
         return [p for p in self.kube.objects("pods", self.namespace) if _of_a_job(p)]
 

@@ -20,7 +20,7 @@ from infra.localcluster.deployed import DeployedStack, pod_ready
 from infra.localcluster.isr_watch import IsrSample, IsrWatcher
 from infra.localcluster.pod_client import Acked, PodClient, lost, out_of_order
 from infra.localcluster.real_stack import brokers_per_zone
-from infra.model import labels
+from infra.model import labels, stop_gate
 
 # The day-2 proofs' load: an acknowledgement every 50 ms spans every disruption (a failover
 # stalls acks for 0.2 s and more) with thousands of records per proof to read back. Each record
@@ -265,6 +265,8 @@ def roll_report(stack: DeployedStack, roll: Roll) -> str:
     ]
     for name, said in isr_history(stack).items():
         lines += [f"-- {name}", *said]
+    # A broker's stop that its preStop hook held to the bound says which partitions held it.
+    lines += [f"-- preStop gave up: {e}" for e in stack.events(stop_gate.FAILED_EVENT)]
     return "\n".join(lines)
 
 

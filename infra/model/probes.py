@@ -20,7 +20,7 @@ import ipaddress
 import shlex
 from typing import Any
 
-from infra.model import in_sync, labels
+from infra.model import in_sync, labels, stop_gate
 from infra.model.cluster import ClusterModel
 from infra.model.nodes import Node
 
@@ -49,8 +49,10 @@ READINESS_SUCCESS_THRESHOLD = 2
 # cleanly (no recovery at the next start). In ZooKeeper mode the broker retries its controlled
 # shutdown request 3 times (30 s request timeout, 5 s backoff): 105 s at worst. KRaft's takes
 # seconds (the controller fences it and moves its leaders). Killed earlier, a broker's next
-# start recovers its logs (STARTUP_FAILURE_THRESHOLD).
-TERMINATION_GRACE_SECONDS = 120
+# start recovers its logs (STARTUP_FAILURE_THRESHOLD). A broker's preStop hook may hold the
+# SIGTERM back first (stop_gate.py), within the same grace period.
+SHUTDOWN_SECONDS = 120
+TERMINATION_GRACE_SECONDS = stop_gate.LONGEST_SECONDS + SHUTDOWN_SECONDS
 
 
 def proc_net_pattern(address: str, port: int) -> str:

@@ -16,6 +16,7 @@ from infra.model import (
     labels,
     membership,
     metrics,
+    stop_gate,
     templating,
     zookeeper_auth,
     zookeeper_tls,
@@ -233,6 +234,8 @@ def kafka_statefulset(model: ClusterModel, node: Node, storage_class_name: str) 
         "volumeMounts": mounts,
         **kafka_probes(model, node),
     }
+    if is_broker:
+        container["lifecycle"] = stop_gate.lifecycle(model, node)
     init = metrics.agent_init(model, image)
     containers = [container]
     if model.metadata.brokers_format_storage:

@@ -107,6 +107,24 @@ class PodSteps:
             return False, f"{output}(timed out after {timeout} s)"
         return process.returncode == 0, output
 
+    def pre_stop(self, name: str, output: Path, container: str = "kafka") -> subprocess.Popen[str]:
+        """The container's rendered exec preStop hook, started as the kubelet starts it when the
+        pod is deleted: in the pod's namespaces, with the container's environment, its output
+        into `output`. The caller waits for it (the kubelet cuts it off at the pod's
+        terminationGracePeriodSeconds) and stops the process after it, if it means to."""
+        spec = self._container(name, container)
+        command = spec["lifecycle"]["preStop"]["exec"]["command"]
+        enter, env = self._in_pod(name, shlex.join(command), spec)
+        with output.open("w") as sink:
+            return subprocess.Popen(
+                enter,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env=env,
+                text=True,
+                start_new_session=True,
+            )
+
     def _container(self, name: str, container: str) -> dict[str, Any]:
         return next(c for c in self._pod(self.node(name))["containers"] if c["name"] == container)
 

@@ -6,11 +6,8 @@ local server that serves what the JMX agent would; the kafka tier runs it agains
 
 from __future__ import annotations
 
-import shlex
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,63 +16,14 @@ import yaml
 
 from infra.model import in_sync, labels, metrics, probes, templating, workloads
 from infra.model.cluster import ClusterModel
-from infra.model.paths import KAFKA_BIN, SCRIPT_LOG_DIR
 from infra.model.resources import SIDECAR_TOOL_HEAP
 from tests.infra.conftest import config_of
-
-
-class FakeAgent:
-    """Serves `body` on 127.0.0.1 as the agent's /metrics, remembering the paths asked for."""
-
-    def __init__(self) -> None:
-        self.body = ""
-        self.paths: list[str] = []
-        agent = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # the name http.server calls
-                agent.paths.append(self.path)
-                payload = agent.body.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-
-    def caught_up(self) -> bool:
-        """The readiness probe's first step: the figures, through busybox wget and awk."""
-        names = (metrics.BROKER_STATE, metrics.REPLICA_MAX_LAG, metrics.PROCESS_START)
-        scrape = metrics.scrape_command(self.port, names)
-        program = shlex.quote(in_sync.caught_up_program())
-        command = ["sh", "-c", f"{scrape} | busybox awk {program}"]
-        return subprocess.run(command, check=False, timeout=10).returncode == 0
+from tests.infra.pod_stand_ins import FakeAgent, StandInTool, served, serving
 
 
 @pytest.fixture
 def agent() -> Iterator[FakeAgent]:
-    fake = FakeAgent()
-    thread = threading.Thread(target=fake.server.serve_forever, daemon=True)
-    thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
-
-
-def served(state: float | None, lag: float | None, started: str | None = "1.7958E9") -> str:
-    lines = ["# HELP other a figure the probe ignores", "other 3.0"]
-    if state is not None:
-        lines += [f"# TYPE {metrics.BROKER_STATE} gauge", f"{metrics.BROKER_STATE} {state}"]
-    if lag is not None:
-        lines.append(f"{metrics.REPLICA_MAX_LAG} {lag}")
-    if started is not None:
-        lines.append(f"{metrics.PROCESS_START} {started}")
-    return "\n".join(lines) + "\n"
+    yield from serving()
 
 
 def test_ready_only_when_running_and_caught_up(agent: FakeAgent) -> None:
@@ -193,39 +141,17 @@ class FakeBroker:
     `kafka-run-class.sh` prints `described`, recording each call with its environment."""
 
     def __init__(self, tmp: Path, agent: FakeAgent) -> None:
-        self.bin, self.logs, self.calls = tmp / "bin", tmp / "logs", tmp / "calls"
-        self.bin.mkdir()
-        self.logs.mkdir()
+        self.tool = StandInTool(tmp, agent)
         self.described, self.tool_exit = DESCRIBED, 0
-        tool = self.bin / "kafka-run-class.sh"
-        tool.write_text(
-            "#!/bin/sh\n"
-            f'echo "$* KAFKA_OPTS=$KAFKA_OPTS KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS" >> {self.calls}\n'
-            f"cat {tmp / 'described'}\n"
-            f"exit $(cat {tmp / 'exit'})\n"
-        )
-        tool.chmod(0o755)
-        self.tmp = tmp
         model = ClusterModel.from_config(config_of("staging"))
-        command = in_sync.readiness_command(model, model.brokers[0])
-        self.script = (
-            command[2]
-            .replace(KAFKA_BIN, str(self.bin))
-            .replace(SCRIPT_LOG_DIR, str(self.logs))
-            .replace(f"127.0.0.1:{model.ports.metrics}", f"127.0.0.1:{agent.port}")
-        )
+        self.script = self.tool.in_pod(model, in_sync.readiness_command(model, model.brokers[0]))
 
     def probe(self) -> subprocess.CompletedProcess[str]:
-        (self.tmp / "described").write_text(self.described)
-        (self.tmp / "exit").write_text(str(self.tool_exit))
-        # The container's environment is the broker's: the probe must not start the tool in it.
-        env = {"PATH": "/usr/bin:/bin", "KAFKA_OPTS": "-javaagent:x", "KAFKA_HEAP_OPTS": "-Xmx6g"}
-        return subprocess.run(
-            ["sh", "-c", self.script], capture_output=True, text=True, timeout=20, env=env
-        )
+        self.tool.answer(self.described, self.tool_exit)
+        return self.tool.run(self.script)
 
     def tool_calls(self) -> list[str]:
-        return self.calls.read_text().splitlines() if self.calls.exists() else []
+        return self.tool.calls()
 
 
 def test_ready_only_once_in_the_isr_of_every_partition_it_hosts(

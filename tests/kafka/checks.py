@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import signal
 import statistics
+import subprocess
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cryptography import x509
 
+from infra.model import probes, stop_gate
 from infra.model.certificate_reload import CHECK_SECONDS
 from infra.verify.errors import VerifyError
 from infra.verify.network import Host
@@ -25,6 +30,15 @@ FAILOVER_TRIALS = 1
 # Failover figures of this session, printed in pytest's terminal summary (tests/kafka/conftest.py).
 FAILOVER_REPORTS: list[str] = []
 RELOAD_REPORTS: list[str] = []  # how soon renewed certificates were served, likewise
+
+
+def poll(condition: Callable[[], bool], what: str | Callable[[], str], timeout: float = 90) -> None:
+    """Until `condition()` holds, asking every half second; fails after `timeout` seconds with
+    `what` (or what it returns then)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what if isinstance(what, str) else what()
+        time.sleep(0.5)
 
 
 def restart_stopped(cluster: ProcessCluster) -> None:
@@ -322,3 +336,28 @@ def check_renewal_reaches_every_listener(cluster: ProcessCluster) -> dict[str, s
         assert not [k for k in kept if "keystore" in k], kept
         assert configs["ssl.keystore.location"][1] == "STATIC_BROKER_CONFIG"
     return {label: renewed[label]["serial"] for label in listeners}
+
+
+def finished(hook: subprocess.Popen[str], output: Path) -> tuple[int, str]:
+    """The hook's exit status and output, once it ends (within the pod's grace period)."""
+    try:
+        hook.wait(timeout=probes.TERMINATION_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(hook.pid, signal.SIGKILL)
+        hook.wait()
+    return hook.returncode, output.read_text()
+
+
+def stop_asked(cluster: ProcessCluster, broker: Node, output: Path) -> tuple[int, str]:
+    """A deletion of the broker's pod, up to its preStop hook's end: its status and words."""
+    return finished(cluster.pre_stop(broker.name, output), output)
+
+
+def check_stop_where_waiting_cannot_help(cluster: ProcessCluster, topic: str, output: Path) -> None:
+    """A topic at min ISR with every replica in sync (min.insync.replicas = replicas): no wait
+    can make stopping one of them safer, so its leader's preStop hook reads the partition's line
+    in this Kafka's describe and lets the stop go on."""
+    create(cluster, topic, partitions=1, **{"min.insync.replicas": 3})
+    leader = cluster.client("describe", topic=topic)["partitions"]["0"]["leader"]
+    status, said = stop_asked(cluster, cluster.broker_by_id(leader), output)
+    assert status == 0 and stop_gate.FREE in said and "cannot read" not in said, said

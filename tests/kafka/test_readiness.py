@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,7 +24,7 @@ import yaml
 from infra.model import in_sync, metrics
 from infra.verify.errors import VerifyError
 from infra.verify.processes import Node, ProcessCluster
-from tests.kafka.checks import create, wait_full_isr
+from tests.kafka.checks import create, poll, wait_full_isr
 from tests.kafka.test_metrics import samples
 
 pytestmark = pytest.mark.kafka
@@ -61,13 +60,6 @@ def isr_step(cluster: ProcessCluster, node: Node) -> str:
     (step,) = [line for line in script.splitlines() if line.startswith(f"{function}() {{")]
     command = f"{step}\n{function} 2>&1 && echo '{IN_SYNC}' || echo '{OUT_OF_SYNC}'"
     return cluster.exec_in(node.name, command, container="kafka")
-
-
-def poll(condition: Callable[[], bool], what: str | Callable[[], str], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what if isinstance(what, str) else what()
-        time.sleep(0.5)
 
 
 def probe_figures(cluster: ProcessCluster, node: Node) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.kafka.checks import (
     check_leader_sigkill,
     check_min_isr_two,
     check_renewal_reaches_every_listener,
+    check_stop_where_waiting_cannot_help,
     create,
     report_failover,
     restart_stopped,
@@ -47,6 +49,13 @@ def test_replicas_on_three_racks(zookeeper_cluster: ProcessCluster) -> None:
     wait_full_isr(zookeeper_cluster, "zk-racks", 6)
     for broker in zookeeper_cluster.brokers:
         assert zookeeper_cluster.ready(broker.name, "kafka"), broker.name
+
+
+def test_a_brokers_stop_hook_reads_kafka_39s_partitions_at_min_isr(
+    zookeeper_cluster: ProcessCluster, tmp_path: Path
+) -> None:
+    """The brokers' preStop hook (infra/model/stop_gate.py) on Kafka 3.9's describe."""
+    check_stop_where_waiting_cannot_help(zookeeper_cluster, "zk-gate", tmp_path / "hook")
 
 
 def test_the_admin_logs_in_with_the_password_its_scram_users_step_wrote(

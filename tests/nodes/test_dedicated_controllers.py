@@ -51,7 +51,7 @@ from infra.localcluster.disruptions import (
 from infra.localcluster.isr_watch import below, min_isr_seen
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
-from infra.model import labels, networks
+from infra.model import labels, networks, stop_gate
 from infra.model.probes import listening_command
 from infra.voter_removal import VoterSet, kubectl_exec
 from tests.nodes.pods import second_network_addresses
@@ -189,6 +189,8 @@ def test_controllers_roll_first_voters_join_and_leave_one_at_a_time_and_a_lost_d
 
         active = assert_controllers_first_the_active_last(stack, roll)
         roll_isr = assert_one_at_a_time_within_min_isr(stack, roll)
+        # Each broker's preStop hook (stop_gate.py) let its stop go on without reaching its bound.
+        assert stack.events(stop_gate.FAILED_EVENT) == []
         assert voters(stack) == before  # a restart keeps a voter's directory
         print(
             f"a change of every Kafka pod through pulumi up in {roll.seconds:.0f} s: the "

@@ -4,7 +4,7 @@ engine: every pod Ready through its own probes, and how long that takes."""
 from __future__ import annotations
 
 from infra.localcluster.deployed import DeployedStack, pod_ready
-from infra.model import labels
+from infra.model import labels, stop_gate
 
 SETTINGS = "dynamic-settings"  # the component label of the dynamic settings Job's pod
 # The class archive the local image was built with (scripts/images/build.sh).
@@ -40,5 +40,15 @@ def test_local_stack_is_ready_on_real_nodes(deployed_stack: DeployedStack) -> No
             "cat", "/proc/1/maps",
         ).stdout  # fmt: skip
         assert CLASS_ARCHIVE in maps, name
+    # A broker's preStop hook, as the live pod carries it, run in its container: the image has
+    # what it needs (busybox's timeout, date and sleep, the Kafka tools), and the describe
+    # through the broker's own listener finds every partition in sync, so the stop goes on.
+    broker = deployed_stack.pods(labels.BROKER)[0]
+    kafka = next(c for c in broker["spec"]["containers"] if c["name"] == "kafka")
+    hook = deployed_stack.kube.kubectl(
+        "exec", "-n", deployed_stack.namespace, broker["metadata"]["name"], "-c", "kafka", "--",
+        *kafka["lifecycle"]["preStop"]["exec"]["command"],
+    ).stdout  # fmt: skip
+    assert stop_gate.FREE in hook and stop_gate.WAITING not in hook, hook
     seconds = deployed_stack.deploy_seconds
     print(f"\nlocal stack Ready on real nodes in {seconds:.0f} s (pulumi up included)")

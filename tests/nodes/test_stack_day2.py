@@ -17,6 +17,7 @@ from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.disruptions import leader_failover, other_broker_cpu
 from infra.localcluster.drain import drain_zone
 from infra.localcluster.node_loss import lose_node
+from infra.model import stop_gate
 from infra.unready_nodes import OVERRIDE_KEY, PREVIEW_WARNING
 from tests.objects import uids
 
@@ -31,6 +32,9 @@ def test_deleting_the_leaders_pod_loses_no_acknowledged_record(
     assert len(failover.trials) == TRIALS
     assert load.acked and load.lost == [], f"{len(load.lost)} acknowledged records lost"
     assert load.disorder == []
+    # Each deleted broker's preStop hook (stop_gate.py) ran in the real image and let the stop
+    # go on: a hook that failed or gave up would be the kubelet's FailedPreStopHook event.
+    assert deployed_stack.events(stop_gate.FAILED_EVENT) == []
     # Every trial's pod came back Ready through its own probes (wait_replaced_and_ready).
     stalls = sorted(t.stall_s for t in failover.trials)
     ready = sorted(t.ready_s for t in failover.trials)
