@@ -9,15 +9,23 @@ listed in `KINDS`.
 
 from __future__ import annotations
 
+import calendar
 import http.client
 import json
 import ssl
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+
+def api_time(text: str) -> float:
+    """An API object's time (RFC 3339 in UTC, whole seconds, as `startTime` and events' times
+    are written) as epoch seconds."""
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 @dataclass(frozen=True)

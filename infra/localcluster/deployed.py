@@ -22,6 +22,7 @@ from infra.config import load_stack
 from infra.config_base import NAMESPACE
 from infra.engine import Engine, Preview
 from infra.localcluster import loop_provisioner
+from infra.localcluster.api_reads import api_time
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.host_clients import HostAdmin
 from infra.localcluster.node_config import replication_bridge
@@ -169,14 +170,15 @@ class DeployedStack:
             return ours
         return [p for p in ours if labels.component_of(p) == component]
 
-    def events(self, reason: str) -> list[str]:
+    def events(self, reason: str, since: float = 0.0) -> list[str]:
         """The stack namespace's events of this `reason` (the kubelet's `FailedPreStopHook`,
-        say), each as `object: message`."""
-        return [
-            f"{e['involvedObject'].get('name')}: {e.get('message', '')}"
-            for e in self.kube.objects("events", self.namespace)
-            if e.get("reason") == reason
-        ]
+        say) last seen at or after `since` (epoch seconds), each as `object: message`."""
+        found = []
+        for event in self.kube.objects("events", self.namespace):
+            seen = event.get("lastTimestamp") or event["metadata"]["creationTimestamp"]
+            if event.get("reason") == reason and api_time(seen) >= int(since):
+                found.append(f"{event['involvedObject'].get('name')}: {event.get('message', '')}")
+        return found
 
     def job_pods(self) -> list[dict[str, Any]]:
         return [p for p in self.kube.objects("pods", self.namespace) if _of_a_job(p)]

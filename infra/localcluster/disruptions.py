@@ -7,7 +7,6 @@ topic back: an acknowledged record that does not come back is lost. Shared by th
 
 from __future__ import annotations
 
-import calendar
 import itertools
 import re
 import time
@@ -15,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from infra.localcluster.api_reads import api_time
 from infra.localcluster.control_plane import LocalClusterError
 from infra.localcluster.deployed import DeployedStack, pod_ready
 from infra.localcluster.isr_watch import IsrSample, IsrWatcher
@@ -280,14 +280,10 @@ def _kafka_pods(stack: DeployedStack) -> list[dict[str, Any]]:
     return stack.pods(labels.BROKER) + stack.pods(labels.CONTROLLER)
 
 
-def _timestamp(text: str) -> float:
-    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
-
-
 def started_and_ready(pod: dict[str, Any]) -> tuple[float, float]:
     """When the pod started, and since when it is Ready (epoch seconds, as the API says)."""
     for condition in pod["status"]["conditions"]:
         if condition["type"] == "Ready":
-            started = _timestamp(pod["status"]["startTime"])
-            return started, _timestamp(condition["lastTransitionTime"])
+            started = api_time(pod["status"]["startTime"])
+            return started, api_time(condition["lastTransitionTime"])
     raise LocalClusterError(f"pod {pod['metadata']['name']} has no Ready condition")

@@ -16,7 +16,7 @@ from infra.localcluster.disruptions import (
     watcher_of,
 )
 from infra.localcluster.isr_watch import min_isr_seen
-from infra.model import labels
+from infra.model import labels, probes
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def drain_zone(stack: DeployedStack, topic: str, node: str) -> Drain:
     try:
         stack.kube.kubectl(
             "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--force",
-            "--timeout=180s",
+            # The evicted broker's whole grace period (its stop gate, then its shutdown).
+            f"--timeout={probes.TERMINATION_GRACE_SECONDS + 60}s",
         )  # fmt: skip
         # The evicted broker cannot start elsewhere (its volume is on the drained node), so
         # its budget stays spent: the next broker's eviction must be refused.

@@ -25,9 +25,8 @@ from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.host_clients import HostAdmin
 from infra.model import membership
 from infra.model.cluster import ClusterModel
+from infra.model.in_sync import QUORUM_COMMAND, TOPIC_COMMAND
 
-TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-QUORUM_COMMAND = "org.apache.kafka.tools.MetadataQuorumCommand"
 PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 FILL_RECORD_BYTES = 1_000

@@ -46,6 +46,8 @@ MARK_FILE = f"{SCRIPT_LOG_DIR}/in-sync-since"
 CLIENT_FILE = f"{SCRIPT_LOG_DIR}/in-sync-client.properties"
 ERRORS_FILE = f"{SCRIPT_LOG_DIR}/in-sync-describe.err"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"  # kafka-topics.sh's class, 3.x and 4.x
+QUORUM_COMMAND = "org.apache.kafka.tools.MetadataQuorumCommand"  # kafka-metadata-quorum.sh's
+TOOL_NAMES = {TOPIC_COMMAND: "kafka-topics", QUORUM_COMMAND: "kafka-metadata-quorum"}
 IN_SYNC_FUNCTION = "in_sync"  # the probe's shell function for its second step
 # The describe makes several admin calls one after another (topics, their partitions, configs,
 # the cluster, reassignments: the last goes on to the active controller); each is held to
@@ -71,25 +73,39 @@ def caught_up_program() -> str:
     )
 
 
-def out_of_sync_program() -> str:
-    """busybox awk over `kafka-topics --describe` (tab-separated `Key: value` fields), with `id`
-    the broker's: print the partitions that list it as a replica, have a leader, are not adding
-    it, and lack it in their ISR; exit 1 when there is any, or a partition's line it cannot read.
-    Other lines (a topic's summary, which has no `Partition:` field) are skipped."""
+def describe_fields() -> str:
+    """The start of a busybox awk program over `kafka-topics --describe` (tab-separated
+    `Key: value` fields, trailing blanks cut): `BEGIN`, then the rule for every line, left open
+    for the program to go on and close. The line's fields are in `topic`, `partition`, `leader`,
+    `replicas`, `isr`, `adding` and `configs` (`listed` when the line has `Configs`). A
+    partition's line without a replica list or an ISR field is a format the program cannot
+    read: it is counted in `unread` and printed, and the line skipped, so that it is never taken
+    for "nothing there" (an empty ISR is a field, and is read)."""
     return (
         'BEGIN { FS = "\\t" } '
-        '{ topic = partition = leader = replicas = isr = adding = ""; '
-        "for (i = 1; i <= NF; i++) { "
-        "if ($i ~ /^Topic: /) topic = substr($i, 8); "
-        "else if ($i ~ /^Partition: /) partition = substr($i, 12); "
-        "else if ($i ~ /^Leader: /) leader = substr($i, 9); "
-        "else if ($i ~ /^Replicas: /) replicas = substr($i, 11); "
-        "else if ($i ~ /^Isr: /) isr = substr($i, 6); "
-        "else if ($i ~ /^Adding Replicas: /) adding = substr($i, 18) } "
-        # A partition's line without a replica list is a format this program cannot read:
-        # not ready (saying so), rather than ready for want of a line it understood.
-        'if (partition != "" && replicas == "") { unread++; print "cannot read: " $0; next } '
-        'if (replicas == "" || leader == "none" || leader == "-1") next; '
+        '{ topic = partition = leader = replicas = isr = adding = configs = ""; '
+        "listed = has_replicas = has_isr = 0; "
+        'for (i = 1; i <= NF; i++) { v = $i; sub(/[ \\r]+$/, "", v); '
+        "if (v ~ /^Topic:/) topic = substr(v, 8); "
+        "else if (v ~ /^Partition:/) partition = substr(v, 12); "
+        "else if (v ~ /^Leader:/) leader = substr(v, 9); "
+        "else if (v ~ /^Replicas:/) { replicas = substr(v, 11); has_replicas = 1 } "
+        "else if (v ~ /^Isr:/) { isr = substr(v, 6); has_isr = 1 } "
+        "else if (v ~ /^Adding Replicas:/) adding = substr(v, 18); "
+        "else if (v ~ /^Configs:/) { configs = substr(v, 10); listed = 1 } } "
+        'if (partition != "" && (replicas == "" || !has_replicas || !has_isr)) '
+        '{ unread++; print "cannot read: " $0; next } '
+    )
+
+
+def out_of_sync_program() -> str:
+    """busybox awk over `kafka-topics --describe`, with `id` the broker's: print the partitions
+    that list it as a replica, have a leader, are not adding it, and lack it in their ISR; exit 1
+    when there is any, or a partition's line it cannot read (describe_fields). Other lines (a
+    topic's summary, which has no `Partition:` field) are skipped."""
+    return (
+        f"{describe_fields()}"
+        'if (partition == "" || leader == "none" || leader == "-1") next; '
         'me = "," id ","; '
         'if (index("," replicas ",", me) && !index("," isr ",", me) && !index("," adding ",", me)) '
         f"{{ out++; if (out <= {PARTITIONS_SHOWN}) "
@@ -98,13 +114,20 @@ def out_of_sync_program() -> str:
     )
 
 
-def own_describe(
-    model: ClusterModel, node: Node, client_file: str, errors_file: str, report: str = ""
+def own_tool(
+    model: ClusterModel,
+    node: Node,
+    files: tuple[str, str],
+    main_class: str,
+    arguments: str,
+    into: str,
 ) -> str:
-    """Shell commands for the body of a function: `kafka-topics --describe [report]` through
-    the node's own listener with its own identity (the client config written to
-    `client_file`), its output in `described`; when the tool fails, they print its last words
-    and `return 1`. The tool is held to `DESCRIBE_SECONDS` (see DESCRIBE_CALL_MS)."""
+    """Shell commands for the body of a function: the Kafka tool `main_class` with `arguments`
+    through the node's own listener with its own identity, its output in the variable `into`;
+    when the tool fails, they print its last words and `return 1`. `files`: where the client
+    config is written first, and where the tool's errors go. The tool is held to
+    `DESCRIBE_SECONDS` (see DESCRIBE_CALL_MS)."""
+    client_file, errors_file = files
     listener = own_listener.own_listener(model, node)
     properties = " ".join(
         shlex.quote(p)
@@ -117,16 +140,23 @@ def own_describe(
     tool_env = " ".join(
         f"{name}={shlex.quote(value)}" for name, value in sidecar_tool_environment().items()
     )
-    describe = (
+    tool = (
         f"busybox timeout -s KILL {DESCRIBE_SECONDS} busybox env {tool_env} KAFKA_OPTS= "
-        f"KAFKA_LOG4J_OPTS= {KAFKA_BIN}/kafka-run-class.sh {TOPIC_COMMAND} "
-        f"{listener.flag} {listener.address} --command-config {client_file} --describe"
-        f"{' ' + report if report else ''}"
+        f"KAFKA_LOG4J_OPTS= {KAFKA_BIN}/kafka-run-class.sh {main_class} "
+        f"{listener.flag} {listener.address} --command-config {client_file} {arguments}"
     )
+    said = TOOL_NAMES.get(main_class, main_class)
     return (
         f"printf '%s\\n' {properties} > {client_file}; "
-        f"if ! described=$({describe} 2>{errors_file}); then "
-        f'echo "kafka-topics --describe failed"; tail -n 3 {errors_file}; return 1; fi; '
+        f"if ! {into}=$({tool} 2>{errors_file}); then "
+        f'echo "{said} {arguments} failed"; tail -n 3 {errors_file}; return 1; fi; '
+    )
+
+
+def own_describe(model: ClusterModel, node: Node, client_file: str, errors_file: str) -> str:
+    """`own_tool`: `kafka-topics --describe` into `described`."""
+    return own_tool(
+        model, node, (client_file, errors_file), TOPIC_COMMAND, "--describe", "described"
     )
 
 

@@ -90,15 +90,18 @@ class StandInTool:
             "#!/bin/sh\n"
             'echo "$* KAFKA_OPTS=$KAFKA_OPTS KAFKA_HEAP_OPTS=$KAFKA_HEAP_OPTS"'
             f" >> {self.calls_file}\n"
-            f"cat {tmp / 'described'}\n"
+            f'case "$1" in *{in_sync.QUORUM_COMMAND}) cat {tmp / "quorum"};; '
+            f"*) cat {tmp / 'described'};; esac\n"
             f"exit $(cat {tmp / 'exit'})\n"
         )
         tool.chmod(0o755)
         self.answer("", 0)
 
-    def answer(self, described: str, status: int = 0) -> None:
-        """What the tool prints from its next call on, and its exit status."""
+    def answer(self, described: str, status: int = 0, quorum: str = "") -> None:
+        """What the tool prints from its next call on (`kafka-topics`: `described`;
+        `kafka-metadata-quorum`: `quorum`), and its exit status."""
         (self.tmp / "described").write_text(described)
+        (self.tmp / "quorum").write_text(quorum)
         (self.tmp / "exit").write_text(str(status))
 
     def in_pod(self, model: ClusterModel, command: list[str]) -> str:

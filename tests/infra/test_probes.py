@@ -195,5 +195,9 @@ def test_not_ready_when_the_isr_cannot_be_read(agent: FakeAgent, tmp_path: Path)
     broker.described = "\tTopic: pay\tPartition: 7\tLeader: 2\tReplica list: 2,0,1\n"
     answer = broker.probe()
     assert answer.returncode != 0 and "cannot read: " in answer.stdout
+    # A partition's line without its ISR field: not read as "not a member".
+    broker.described = "\tTopic: pay\tPartition: 7\tLeader: 2\tReplicas: 2,0,1\tIn Sync: 2\n"
+    answer = broker.probe()
+    assert answer.returncode != 0 and "cannot read: " in answer.stdout
     broker.described = ""  # no topic at all: nothing to wait for
     assert broker.probe().returncode == 0

@@ -3,10 +3,11 @@ brokers (infra/model/stop_gate.py).
 
 The broker container's rendered preStop hook runs as the kubelet runs it when the pod is
 deleted: in the pod's namespaces, with the container's environment. The state it must hold a
-stop in is made as it happened on real nodes: a replica's broker stops answering (SIGSTOP) until
-the controller fences it for a missed heartbeat and takes it out of every in-sync set; the
-partition is then in sync on min.insync.replicas brokers, and stopping one of them would take it
-below. The hook must wait until the fenced broker is back (SIGCONT), then let the stop go on.
+stop in is made as it happened on real nodes: a replica's broker stops answering (SIGSTOP), falls
+behind in the quorum leader's table within seconds, and is fenced for a missed heartbeat and
+taken out of every in-sync set at 9 s; the partition is then in sync on min.insync.replicas
+brokers, and stopping one of them would take it below. The hook must wait until the stopped
+broker is back (SIGCONT) in the ISR and fetching, then let the stop go on.
 """
 
 from __future__ import annotations
@@ -60,9 +61,15 @@ def test_a_brokers_stop_waits_while_a_fenced_replica_leaves_it_holding_min_isr(
         print(f"\n{away.name} out of the ISR {time.monotonic() - began:.1f} s after SIGSTOP")
         hook = cluster.pre_stop(holding.name, output)
         needed = f"would fall below min.insync.replicas without broker {holding_id}"
-        poll(lambda: stop_gate.WAITING in output.read_text(), lambda: output.read_text())
-        assert needed in output.read_text(), output.read_text()
+        poll(lambda: needed in output.read_text(), lambda: output.read_text())
+        # Every partition it names misses the stopped broker (and it alone).
+        assert f"away: {away_id}\n" in output.read_text(), output.read_text()
+        assert stop_gate.WAITING in output.read_text(), output.read_text()
         assert hook.poll() is None, f"the stop went on: {output.read_text()}"
+    except BaseException:
+        if hook is not None and hook.poll() is None:
+            os.killpg(hook.pid, signal.SIGKILL)
+        raise
     finally:
         os.killpg(away.process.pid, signal.SIGCONT)
     resumed = time.monotonic()
