@@ -265,7 +265,8 @@ def roll_report(stack: DeployedStack, roll: Roll) -> str:
     ]
     for name, said in isr_history(stack).items():
         lines += [f"-- {name}", *said]
-    # A broker's stop that its preStop hook held to the bound says which partitions held it.
+    # A broker's stop that its preStop hook held to the bound (the hook's words about which
+    # partitions held it are in that node's kubelet log; the event says only that it failed).
     lines += [f"-- preStop gave up: {e}" for e in stack.events(stop_gate.FAILED_EVENT)]
     return "\n".join(lines)
 

@@ -114,6 +114,18 @@ def out_of_sync_program() -> str:
     )
 
 
+def own_client_config(model: ClusterModel, node: Node, client_file: str) -> str:
+    """A shell command writing the client config of the node's own tools (own_listener.py,
+    with the describe's limits) to `client_file`, for `own_tool`'s calls after it."""
+    properties = " ".join(
+        shlex.quote(p)
+        for p in own_listener.client_properties(
+            model, node, request_ms=DESCRIBE_REQUEST_MS, api_ms=DESCRIBE_CALL_MS
+        )
+    )
+    return f"printf '%s\\n' {properties} > {client_file}; "
+
+
 def own_tool(
     model: ClusterModel,
     node: Node,
@@ -124,17 +136,11 @@ def own_tool(
 ) -> str:
     """Shell commands for the body of a function: the Kafka tool `main_class` with `arguments`
     through the node's own listener with its own identity, its output in the variable `into`;
-    when the tool fails, they print its last words and `return 1`. `files`: where the client
-    config is written first, and where the tool's errors go. The tool is held to
-    `DESCRIBE_SECONDS` (see DESCRIBE_CALL_MS)."""
+    when the tool fails, they print its last words and `return 1`. `files`: the client config
+    (written by `own_client_config` before), and where the tool's errors go. The tool is held
+    to `DESCRIBE_SECONDS` (see DESCRIBE_CALL_MS)."""
     client_file, errors_file = files
     listener = own_listener.own_listener(model, node)
-    properties = " ".join(
-        shlex.quote(p)
-        for p in own_listener.client_properties(
-            model, node, request_ms=DESCRIBE_REQUEST_MS, api_ms=DESCRIBE_CALL_MS
-        )
-    )
     # The container's environment is the broker's: its heap, its agent on the metrics port
     # (KAFKA_OPTS) and its logging would all be the tool's too, so each is set for the tool.
     tool_env = " ".join(
@@ -147,7 +153,6 @@ def own_tool(
     )
     said = TOOL_NAMES.get(main_class, main_class)
     return (
-        f"printf '%s\\n' {properties} > {client_file}; "
         f"if ! {into}=$({tool} 2>{errors_file}); then "
         f'echo "{said} {arguments} failed"; tail -n 3 {errors_file}; return 1; fi; '
     )
@@ -169,6 +174,7 @@ def readiness_command(model: ClusterModel, node: Node) -> list[str]:
     # kafka tier runs this one on its own against real output (tests/kafka/test_readiness.py).
     in_sync = (
         f"{IN_SYNC_FUNCTION}() {{ "
+        f"{own_client_config(model, node, CLIENT_FILE)}"
         f"{own_describe(model, node, CLIENT_FILE, ERRORS_FILE)}"
         'printf "%s\\n" "$described" | '
         f"busybox awk -v id={node.node_id} {shlex.quote(out_of_sync_program())}; }}"

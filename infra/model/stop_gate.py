@@ -173,6 +173,7 @@ def pre_stop_command(
     scrape = metrics.scrape_command(model.ports.metrics, (metrics.BROKER_STATE,))
     look = (
         f"{GATE_FUNCTION}() {{ "
+        f"{in_sync.own_client_config(model, node, CLIENT_FILE)}"
         f"{in_sync.own_describe(model, node, CLIENT_FILE, ERRORS_FILE)}"
         f"{_fetching_step(model, node)}"
         'printf "%s\\n" "$described" | '

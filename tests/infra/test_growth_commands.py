@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from infra.errors import ConfigError
 from infra.growth.tools import LOG_DIRS, BrokersAbsent, tool_failure
@@ -21,13 +21,18 @@ def test_drain_refuses_broker_ids_that_are_not_numbers() -> None:
     assert "--brokers '3,four': give broker ids separated by commas" in result.output
 
 
-def test_a_client_config_line_without_equals_is_refused(tmp_path: Path) -> None:
-    login = tmp_path / "login.properties"
-    login.write_text("security.protocol=SASL_SSL\nsasl.username admin\n")
-    result = CliRunner().invoke(
+def rebalance_logging_in_with(login: Path, text: str) -> Result:
+    """`kafkastack rebalance` with `--client-config` a file holding `text`."""
+    login.write_text(text)
+    return CliRunner().invoke(
         app,
         ["rebalance", "--stack", "dev", "--bootstrap", "b:9092", "--client-config", str(login)],
     )
+
+
+def test_a_client_config_line_without_equals_is_refused(tmp_path: Path) -> None:
+    login = tmp_path / "login.properties"
+    result = rebalance_logging_in_with(login, "security.protocol=SASL_SSL\nsasl.username admin\n")
     assert result.exit_code == 2
     assert "'sasl.username admin' is not key=value" in result.output
 
@@ -36,10 +41,8 @@ def test_a_client_certificate_in_the_client_config_is_refused_naming_the_option(
     tmp_path: Path,
 ) -> None:
     login = tmp_path / "login.properties"
-    login.write_text("security.protocol=SSL\nssl.key.location=/tls/tls.key\n")
-    result = CliRunner().invoke(
-        app,
-        ["rebalance", "--stack", "dev", "--bootstrap", "b:9092", "--client-config", str(login)],
+    result = rebalance_logging_in_with(
+        login, "security.protocol=SSL\nssl.key.location=/tls/tls.key\n"
     )
     assert result.exit_code == 2
     said = " ".join(result.output.split())
