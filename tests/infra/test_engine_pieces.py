@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from infra.config import read_stack_file, stack_values
 from infra.engine import (
     LOCAL_PASSPHRASE,
+    SKIP_CHECKPOINTS,
     Engine,
     change_summary,
     error_diagnostics,
@@ -271,6 +272,20 @@ def test_a_throwaway_state_runs_the_cli_in_a_home_of_the_cache_that_keeps_no_log
     assert (home / "logs").is_file()  # the CLI cannot make the folder, so it logs nothing
     assert (home / "plugins").resolve() == (user / ".pulumi" / "plugins").resolve()
     assert Engine(state_dir=tmp_path / "state", passphrase=LOCAL_PASSPHRASE).env() == env
+
+
+def test_a_throwaway_state_is_written_once_per_command_and_a_users_state_after_every_step(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(SKIP_CHECKPOINTS, raising=False)
+    throwaway = Engine(state_dir=tmp_path / "state", passphrase=LOCAL_PASSPHRASE)
+    assert throwaway.env()[SKIP_CHECKPOINTS] == "true"
+    # The user's backend, or a file backend under their own passphrase: the CLI's default.
+    assert SKIP_CHECKPOINTS not in Engine(state_dir=None).env()
+    assert SKIP_CHECKPOINTS not in Engine(state_dir=tmp_path / "their-backend").env()
+    monkeypatch.setenv(SKIP_CHECKPOINTS, "false")
+    assert throwaway.env()[SKIP_CHECKPOINTS] == "false"
 
 
 def test_the_users_own_state_and_home_stay_theirs(
