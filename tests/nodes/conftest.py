@@ -1,16 +1,21 @@
 """One local cluster with real nodes (containerd + kubelet each, three zones) for this folder,
 their CNI Multus in front of the pod bridge so pods may also ask for a second network, and the
-real-node variant of the local stack deployed on it once (`pulumi up`) for the proofs."""
+real-node variant of the local stack deployed on it once (`pulumi up`) for the proofs; then,
+for the proofs of prod's shape on-prem, its variant with KRaft controllers of their own on nodes
+of their own and a second network, also deployed once."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from infra.localcluster.deployed import DeployedStack
+from infra.localcluster.node_config import NodeSpec
 from infra.localcluster.nodes import RealNodes, fresh_real_nodes
+from infra.localcluster.real_stack import CONTROLLERS
 from tests.ordering import order_within
 
 
@@ -18,17 +23,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Deploying a stack onto the nodes takes about a minute, starting the nodes half of one:
     the tests of this folder that only need the nodes run first, then those of the session's
     deployed stack, then the one that changes it for good (on the same deployment), then those
-    that release it for a stack of their own, and last the one that stops the nodes (nothing
-    starts them again after it)."""
+    of the dual-network variant with controllers of their own (the one that changes it last),
+    then those that release both for a stack of their own, and last the one that stops the
+    nodes (nothing starts them again after it)."""
 
     def group(fixtures: set[str]) -> int:
         if "nodes_to_stop" in fixtures:
+            return 6
+        if "dual_stack" in fixtures:
+            return 3
+        if "dual_stack_to_change" in fixtures:
             return 4
         if "deployed_stack" in fixtures:
             return 1
         if "stack_to_change" in fixtures:
             return 2
-        return 3 if "_stack_deployment" in fixtures else 0
+        return 5 if "_stack_deployment" in fixtures else 0
 
     order_within(items, Path(__file__).parent, group)
 
@@ -48,11 +58,14 @@ def real_nodes(_node_set: RealNodes) -> RealNodes:
 
 
 @pytest.fixture
-def nodes_to_stop(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> RealNodes:
+def nodes_to_stop(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
+) -> RealNodes:
     """The running nodes, idle (the session's deployment released, as the tests before it in
     the tier leave them), for a test that stops them and leaves them stopped: it runs last, so
     the lane does not start them again (a test after it, in another order or alone, would
     through `real_nodes`)."""
+    _dual_deployment.release()
     _stack_deployment.release()
     return real_nodes
 
@@ -66,28 +79,90 @@ def _stack_deployment(
 
 
 @pytest.fixture
-def deployed_stack(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> DeployedStack:
+def deployed_stack(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
+) -> DeployedStack:
     """The stack on the nodes running now (deployed again if a test replaced them), Ready."""
+    _dual_deployment.release()
     return _stack_deployment.ensure()
 
 
 @pytest.fixture
 def stack_to_change(
-    real_nodes: RealNodes, _stack_deployment: DeployedStack
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
 ) -> Iterator[DeployedStack]:
     """The session's deployment, Ready, for a test that changes it beyond what the other tests
     expect (more brokers on nodes of its own): it runs after them and reuses their deployment
     rather than deploying a copy; the next user deploys the stack afresh. The test releases
     it itself before giving back nodes it added; the release here covers a test that did not
     get that far."""
+    _dual_deployment.release()
     yield _stack_deployment.ensure()
     _stack_deployment.release()
 
 
 @pytest.fixture
-def released_nodes(real_nodes: RealNodes, _stack_deployment: DeployedStack) -> RealNodes:
-    """The nodes, for a stack of the test's own: the session's shared deployment holds the
-    namespace and the nodes' volumes, so it is released first (the next `deployed_stack`
-    deploys it again), whichever test ran before or runs after."""
+def released_nodes(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
+) -> RealNodes:
+    """The nodes, for a stack of the test's own: the shared deployments hold the namespace and
+    the nodes' volumes, so they are released first (the next test that uses one deploys it
+    again), whichever test ran before or runs after."""
+    _dual_deployment.release()
     _stack_deployment.release()
     return real_nodes
+
+
+@dataclass
+class DualDeployment:
+    """The local stack's variant in prod's shape on-prem: KRaft controllers of their own (each
+    on a node of its own: brokers and controllers never share one) and a second network
+    (`network.mode: dual`), deployed once for the tests that use it."""
+
+    stack: DeployedStack
+    controller_nodes: list[NodeSpec] = field(default_factory=list)
+
+    def ensure(self) -> DeployedStack:
+        if not self.controller_nodes:
+            self.controller_nodes = self.stack.nodes.add(CONTROLLERS)
+        return self.stack.ensure()
+
+    def release(self) -> None:
+        """The deployment removed, then the nodes it added (a test that added more gives
+        those back itself)."""
+        self.stack.release()
+        if self.controller_nodes:
+            self.stack.nodes.remove(self.controller_nodes)
+            self.controller_nodes = []
+
+
+@pytest.fixture(scope="package")
+def _dual_deployment(
+    _node_set: RealNodes, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> DualDeployment:
+    source = repo_root / "stacks" / "Pulumi.local.yaml"
+    workdir = tmp_path_factory.mktemp("dual-network-stack")
+    return DualDeployment(
+        DeployedStack(_node_set, source, workdir, quorum="dedicated", second_network=True)
+    )
+
+
+@pytest.fixture
+def dual_stack(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
+) -> DeployedStack:
+    """The dual-network variant with controllers of their own, Ready, for a test that only
+    reads it (the session's stack released first: they share the namespace)."""
+    _stack_deployment.release()
+    return _dual_deployment.ensure()
+
+
+@pytest.fixture
+def dual_stack_to_change(
+    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
+) -> Iterator[DeployedStack]:
+    """The same deployment for a test that changes it beyond what the others expect: it runs
+    after them, and the deployment is released after it (the next user deploys it afresh)."""
+    _stack_deployment.release()
+    yield _dual_deployment.ensure()
+    _dual_deployment.release()

@@ -12,6 +12,8 @@ import yaml
 from infra.localcluster import images
 from infra.localcluster.deployed import DeployedStack
 from infra.localcluster.nodes import RealNodes
+from infra.model import labels, networks
+from infra.model.probes import listening_command
 
 
 def pod(name: str, node: str, image: images.Image, command: list[str]) -> dict[str, Any]:
@@ -79,3 +81,25 @@ def restarts(stack: DeployedStack) -> dict[str, tuple[str, int]]:
         )
         for p in stack.pods("broker")
     }
+
+
+def assert_on_the_second_network(stack: DeployedStack, component: str) -> None:
+    """Each pod of `component` (brokers or controllers) attached to the second network at its
+    planned address (Multus's account), its node-to-node listener listening there (the
+    kernel's, inside the pod): a broker's REPLICATION, a controller's CONTROLLER."""
+    model = stack.model
+    assert model.config.network.mode == "dual"
+    broker = component == labels.BROKER
+    nodes = model.brokers if broker else model.quorum
+    port = model.ports.replication if broker else model.ports.controller
+    pods = {p["metadata"]["name"]: p for p in stack.pods(component)}
+    assert len(pods) == len(nodes), sorted(pods)
+    for node in nodes:
+        pod = pods[model.names.pod(node.workload)]
+        assert node.replication_ip is not None
+        attached = second_network_addresses(pod, networks.SECOND_INTERFACE)
+        assert attached == [[node.replication_ip]], pod["metadata"]["annotations"]
+        stack.kube.kubectl(
+            "exec", "-n", stack.namespace, pod["metadata"]["name"], "-c", "kafka", "--",
+            *listening_command(node.replication_ip, port),
+        )  # fmt: skip
