@@ -207,13 +207,13 @@ class Engine:
         if self.throwaway_state and "PULUMI_HOME" not in env:
             env["PULUMI_HOME"] = str(owned_state_home())
         if self.throwaway_state:
-            # By default the CLI rewrites the whole state after every resource step, each
-            # secret encrypted again: a render of prod spent 12 CPU-seconds in the CLI, 2.6 with
-            # the state written once, when the command ends (failed or not). What that trades:
-            # a CLI killed outright mid-update leaves objects its state does not know, and the
-            # next `pulumi up` stops on one that already exists. Such a state is a render's, a
-            # preview's base or the local cluster's, which `kafkastack local down` removes with
-            # all it made. A choice of the user's own stays theirs.
+            # By default the CLI rewrites the whole state after every resource step: a render
+            # of prod spent 12 CPU-seconds in the CLI, 2.6 with the state written once, when the
+            # command ends (failed, or cancelled by a Ctrl-C: `run` lets it end). What that
+            # trades: a CLI killed outright mid-update leaves objects its state does not know,
+            # and the next `pulumi up` stops on one that already exists. Such a state is a
+            # render's, a preview's base or the local cluster's, which `kafkastack local down`
+            # removes with all it made. A choice of the user's own stays theirs.
             env.setdefault(SKIP_CHECKPOINTS, "true")
         # A real stack's passphrase is the user's (PULUMI_CONFIG_PASSPHRASE[_FILE]); without one
         # Pulumi stops and says so, rather than encrypting secrets with an empty passphrase.
@@ -231,14 +231,26 @@ class Engine:
             pulumi = binary("pulumi")
         except ToolchainError as err:
             raise EngineError(str(err)) from None
-        result = subprocess.run(
-            [pulumi, *args, "--non-interactive", "--cwd", str(cwd or self.project_dir)],
-            input=stdin,
-            capture_output=True,
+        command = [pulumi, *args, "--non-interactive", "--cwd", str(cwd or self.project_dir)]
+        with subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE if stdin is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             env=self.env(),
-            check=False,
-        )
+        ) as process:
+            try:
+                stdout, stderr = process.communicate(stdin)
+            except KeyboardInterrupt:
+                # A terminal's Ctrl-C reached the CLI too (one process group): it ends the
+                # update and writes its state, all of it on a state written once per command
+                # (SKIP_CHECKPOINTS). subprocess.run would kill it outright a quarter of a
+                # second later; this waits for it. A second Ctrl-C stops waiting (and makes the
+                # CLI itself stop at once).
+                process.communicate()
+                raise
+        result = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
         if check and result.returncode != 0:
             words = "\n".join(error_diagnostics(result.stdout))
             words = words or (result.stderr.strip() or result.stdout.strip())[-3000:]

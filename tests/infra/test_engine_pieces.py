@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -286,6 +291,43 @@ def test_a_throwaway_state_is_written_once_per_command_and_a_users_state_after_e
     assert SKIP_CHECKPOINTS not in Engine(state_dir=tmp_path / "their-backend").env()
     monkeypatch.setenv(SKIP_CHECKPOINTS, "false")
     assert throwaway.env()[SKIP_CHECKPOINTS] == "false"
+
+
+# A stand-in CLI that, like pulumi's, ends its update on SIGINT (here a second) and writes its
+# state last.
+CANCELLING_CLI = """#!/bin/sh
+trap 'sleep 1; echo written > "$STATE_MARK"; exit 255' INT
+echo started > "$STARTED_MARK"
+while :; do sleep 0.1; done
+"""
+
+
+def test_a_ctrl_c_lets_the_cli_end_its_update_and_write_its_state(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "cache" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "pulumi").write_text(CANCELLING_CLI)
+    (bin_dir / "pulumi").chmod(0o755)
+    started, state = tmp_path / "started", tmp_path / "state-written"
+    driver = (
+        "import sys\nfrom infra.engine import Engine\n"
+        "try:\n    Engine(state_dir=None).run('up')\n"
+        "except KeyboardInterrupt:\n    sys.exit(130)\n"
+    )
+    env = {
+        **os.environ,
+        "KAFKASTACK_CACHE": str(tmp_path / "cache"),
+        "STARTED_MARK": str(started),
+        "STATE_MARK": str(state),
+    }
+    # Its own process group, as a terminal's command is: the Ctrl-C reaches it and the CLI.
+    command = subprocess.Popen([sys.executable, "-c", driver], env=env, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not started.exists():
+        assert command.poll() is None and time.monotonic() < deadline, "the CLI never started"
+        time.sleep(0.05)
+    os.killpg(command.pid, signal.SIGINT)
+    assert command.wait(timeout=30) == 130
+    assert state.read_text() == "written\n"  # not killed before it wrote its state
 
 
 def test_the_users_own_state_and_home_stay_theirs(
