@@ -7,15 +7,13 @@ of their own and a second network, also deployed once."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from infra.localcluster.deployed import DeployedStack
-from infra.localcluster.node_config import NodeSpec
 from infra.localcluster.nodes import RealNodes, fresh_real_nodes
-from infra.localcluster.real_stack import CONTROLLERS
+from tests.nodes.pods import DualDeployment
 from tests.ordering import order_within
 
 
@@ -113,29 +111,6 @@ def released_nodes(
     return real_nodes
 
 
-@dataclass
-class DualDeployment:
-    """The local stack's variant in prod's shape on-prem: KRaft controllers of their own (each
-    on a node of its own: brokers and controllers never share one) and a second network
-    (`network.mode: dual`), deployed once for the tests that use it."""
-
-    stack: DeployedStack
-    controller_nodes: list[NodeSpec] = field(default_factory=list)
-
-    def ensure(self) -> DeployedStack:
-        if not self.controller_nodes:
-            self.controller_nodes = self.stack.nodes.add(CONTROLLERS)
-        return self.stack.ensure()
-
-    def release(self) -> None:
-        """The deployment removed, then the nodes it added (a test that added more gives
-        those back itself)."""
-        self.stack.release()
-        if self.controller_nodes:
-            self.stack.nodes.remove(self.controller_nodes)
-            self.controller_nodes = []
-
-
 @pytest.fixture(scope="package")
 def _dual_deployment(
     _node_set: RealNodes, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
@@ -154,15 +129,16 @@ def dual_stack(
     """The dual-network variant with controllers of their own, Ready, for a test that only
     reads it (the session's stack released first: they share the namespace)."""
     _stack_deployment.release()
-    return _dual_deployment.ensure()
+    return _dual_deployment.ensure().stack
 
 
 @pytest.fixture
 def dual_stack_to_change(
     real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
-) -> Iterator[DeployedStack]:
-    """The same deployment for a test that changes it beyond what the others expect: it runs
-    after them, and the deployment is released after it (the next user deploys it afresh)."""
+) -> Iterator[DualDeployment]:
+    """The same deployment for a test that changes it beyond what the others expect (nodes it
+    adds through `add_nodes` go with it): it runs after them, and the deployment is released
+    after it (the next user deploys it afresh)."""
     _stack_deployment.release()
     yield _dual_deployment.ensure()
     _dual_deployment.release()

@@ -1,17 +1,21 @@
-"""Pods of locally built images on the real nodes, for the nodes tier's tests."""
+"""Pods of locally built images on the real nodes, and the shared deployments' helpers, for the
+nodes tier's tests."""
 
 from __future__ import annotations
 
 import json
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from infra.localcluster import images
 from infra.localcluster.deployed import DeployedStack
+from infra.localcluster.node_config import NodeSpec
 from infra.localcluster.nodes import RealNodes
+from infra.localcluster.real_stack import CONTROLLERS
 from infra.model import labels, networks
 from infra.model.probes import listening_command
 
@@ -103,3 +107,33 @@ def assert_on_the_second_network(stack: DeployedStack, component: str) -> None:
             "exec", "-n", stack.namespace, pod["metadata"]["name"], "-c", "kafka", "--",
             *listening_command(node.replication_ip, port),
         )  # fmt: skip
+
+
+@dataclass
+class DualDeployment:
+    """The local stack's variant in prod's shape on-prem: KRaft controllers of their own (each
+    on a node of its own: brokers and controllers never share one) and a second network
+    (`network.mode: dual`), deployed once for the tests that use it."""
+
+    stack: DeployedStack
+    added: list[NodeSpec] = field(default_factory=list)  # nodes started for it, in order
+
+    def ensure(self) -> DualDeployment:
+        if not self.added:
+            self.add_nodes(CONTROLLERS)
+        self.stack.ensure()
+        return self
+
+    def add_nodes(self, count: int) -> list[NodeSpec]:
+        """`count` more nodes (zones in turn), given back with the deployment: pods may land on
+        them whoever asked for them (a replaced controller in a zone that got one)."""
+        nodes = self.stack.nodes.add(count)
+        self.added += nodes
+        return nodes
+
+    def release(self) -> None:
+        """The deployment removed first, so that no pod of it is left on the nodes that go."""
+        self.stack.release()
+        if self.added:
+            self.stack.nodes.remove(self.added)
+            self.added = []

@@ -49,12 +49,11 @@ from infra.localcluster.disruptions import (
     started_and_ready,
 )
 from infra.localcluster.isr_watch import below, min_isr_seen
-from infra.localcluster.node_config import NodeSpec
 from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
 from infra.model import labels, stop_gate
 from infra.voter_removal import VoterSet, kubectl_exec
-from tests.nodes.pods import assert_on_the_second_network
+from tests.nodes.pods import DualDeployment, assert_on_the_second_network
 
 # The grown quorum: a second voter in two of the three zones.
 GROWN = CONTROLLERS + 2
@@ -136,127 +135,117 @@ def remove_voters(stack: DeployedStack) -> subprocess.CompletedProcess[str]:
 # disk: about 10 min on a quiet 2-core machine, more than the suite's default limit per test.
 @pytest.mark.timeout(1800)
 def test_controllers_roll_first_voters_join_and_leave_one_at_a_time_and_a_lost_disk_rejoins(
-    dual_stack_to_change: DeployedStack, real_nodes: RealNodes, monkeypatch: pytest.MonkeyPatch
+    dual_stack_to_change: DualDeployment, real_nodes: RealNodes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stack = dual_stack_to_change
+    stack = dual_stack_to_change.stack
     monkeypatch.setenv("KUBECONFIG", str(stack.kube.kubeconfig))
-    added: list[NodeSpec] = []
-    proven = False
-    try:
-        print(
-            f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes "
-            f"(pulumi up {stack.deploy_seconds:.0f} s)"
-        )
-        pods = stack.pods(labels.CONTROLLER) + stack.pods(labels.BROKER)
-        assert len({p["spec"]["nodeName"] for p in pods}) == CONTROLLERS + BROKERS
-        # The first `pulumi up` created each role's nodes at once (nothing ran to protect):
-        # every controller, and every broker, started before any of its kind was Ready.
-        for component in (labels.CONTROLLER, labels.BROKER):
-            times = [started_and_ready(p) for p in stack.pods(component)]
-            assert max(s for s, _ in times) < min(r for _, r in times), (component, times)
-        assert_on_the_second_network(stack, labels.CONTROLLER)
-        before = voters(stack)
-        assert sorted(before) == [n.node_id for n in stack.model.quorum]
+    print(
+        f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes "
+        f"(pulumi up {stack.deploy_seconds:.0f} s)"
+    )
+    pods = stack.pods(labels.CONTROLLER) + stack.pods(labels.BROKER)
+    assert len({p["spec"]["nodeName"] for p in pods}) == CONTROLLERS + BROKERS
+    # The first `pulumi up` created each role's nodes at once (nothing ran to protect):
+    # every controller, and every broker, started before any of its kind was Ready.
+    for component in (labels.CONTROLLER, labels.BROKER):
+        times = [started_and_ready(p) for p in stack.pods(component)]
+        assert max(s for s, _ in times) < min(r for _, r in times), (component, times)
+    assert_on_the_second_network(stack, labels.CONTROLLER)
+    before = voters(stack)
+    assert sorted(before) == [n.node_id for n in stack.model.quorum]
 
-        rolled = time.time()
-        roll = rolling_change(stack, "proof-controllers-roll", every_node_cpu)
+    rolled = time.time()
+    roll = rolling_change(stack, "proof-controllers-roll", every_node_cpu)
 
-        active = assert_controllers_first_the_active_last(stack, roll)
-        roll_isr = assert_one_at_a_time_within_min_isr(stack, roll)
-        # Each broker's preStop hook (stop_gate.py) let its stop go on without reaching its bound.
-        assert stack.events(stop_gate.FAILED_EVENT, since=rolled) == []
-        assert voters(stack) == before  # a restart keeps a voter's directory
-        print(
-            f"a change of every Kafka pod through pulumi up in {roll.seconds:.0f} s: the "
-            f"controllers (the active {active} last), then the brokers, one at a time; min ISR "
-            f"{roll_isr} over {len(roll.samples)} samples, {len(roll.load.acked)} acked, 0 lost"
-        )
+    active = assert_controllers_first_the_active_last(stack, roll)
+    roll_isr = assert_one_at_a_time_within_min_isr(stack, roll)
+    # Each broker's preStop hook (stop_gate.py) let its stop go on without reaching its bound.
+    assert stack.events(stop_gate.FAILED_EVENT, since=rolled) == []
+    assert voters(stack) == before  # a restart keeps a voter's directory
+    print(
+        f"a change of every Kafka pod through pulumi up in {roll.seconds:.0f} s: the "
+        f"controllers (the active {active} last), then the brokers, one at a time; min ISR "
+        f"{roll_isr} over {len(roll.samples)} samples, {len(roll.load.acked)} acked, 0 lost"
+    )
 
-        # The two zones that get a second voter: a node more in each (zones in turn).
-        added = real_nodes.add(GROWN - CONTROLLERS)
-        grow = rolling_change(stack, "proof-voters-grow", set_quorum_nodes(GROWN))
+    # The two zones that get a second voter: a node more in each (zones in turn).
+    dual_stack_to_change.add_nodes(GROWN - CONTROLLERS)
+    grow = rolling_change(stack, "proof-voters-grow", set_quorum_nodes(GROWN))
 
-        model = stack.model
-        grown = voters(stack)
-        new_ids = sorted(n.node_id for n in model.quorum if n.node_id not in before)
-        # Only the two new controllers started, one after the other; no running node restarted.
-        created = [model.names.pod(model.names.controller(i)) for i in new_ids]
-        assert [name for name, _, _ in grow.restarts] == created, grow.restarts
-        grow_isr = assert_one_at_a_time_within_min_isr(stack, grow)
-        assert sorted(grown) == sorted(n.node_id for n in model.quorum), grown
-        assert {i: grown[i] for i in before} == before  # the voters kept their directories
-        assert_on_the_second_network(stack, labels.CONTROLLER)
-        print(
-            f"KRaft voters {CONTROLLERS} → {GROWN} through pulumi up in {grow.seconds:.0f} s: "
-            f"{' then '.join(created)} created, no running pod restarted; min ISR {grow_isr} "
-            f"over {len(grow.samples)} samples, {len(grow.load.acked)} acked, 0 lost"
-        )
+    model = stack.model
+    grown = voters(stack)
+    new_ids = sorted(n.node_id for n in model.quorum if n.node_id not in before)
+    # Only the two new controllers started, one after the other; no running node restarted.
+    created = [model.names.pod(model.names.controller(i)) for i in new_ids]
+    assert [name for name, _, _ in grow.restarts] == created, grow.restarts
+    grow_isr = assert_one_at_a_time_within_min_isr(stack, grow)
+    assert sorted(grown) == sorted(n.node_id for n in model.quorum), grown
+    assert {i: grown[i] for i in before} == before  # the voters kept their directories
+    assert_on_the_second_network(stack, labels.CONTROLLER)
+    print(
+        f"KRaft voters {CONTROLLERS} → {GROWN} through pulumi up in {grow.seconds:.0f} s: "
+        f"{' then '.join(created)} created, no running pod restarted; min ISR {grow_isr} "
+        f"over {len(grow.samples)} samples, {len(grow.load.acked)} acked, 0 lost"
+    )
 
-        # Back to three: refused while the two that go are voters, with the command to run.
-        stack.edit(set_quorum_nodes(CONTROLLERS))
-        refusals = stack.preview().errors
-        going = ", ".join(map(str, new_ids))
-        assert any(
-            f"kafkastack:quorum.nodes: this change deletes KRaft voter(s) {going}" in r
-            and "`kafkastack remove-voters --stack local`" in r
-            for r in refusals
-        ), refusals
-        removed, removal_s, leaving = under_load(
-            stack, "proof-voters-leave", lambda: remove_voters(stack)
-        )
-        assert removed.returncode == 0, removed.stdout + removed.stderr
-        said = removed.stdout.splitlines()
-        removals = [line.split()[2] for line in said if line.startswith("removing voter")]
-        assert removals == [str(i) for i in reversed(new_ids)], removed.stdout
-        assert leaving.acked and leaving.lost == [] and leaving.disorder == []
-        assert voters(stack) == before
+    # Back to three: refused while the two that go are voters, with the command to run.
+    stack.edit(set_quorum_nodes(CONTROLLERS))
+    refusals = stack.preview().errors
+    going = ", ".join(map(str, new_ids))
+    assert any(
+        f"kafkastack:quorum.nodes: this change deletes KRaft voter(s) {going}" in r
+        and "`kafkastack remove-voters --stack local`" in r
+        for r in refusals
+    ), refusals
+    removed, removal_s, leaving = under_load(
+        stack, "proof-voters-leave", lambda: remove_voters(stack)
+    )
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    said = removed.stdout.splitlines()
+    removals = [line.split()[2] for line in said if line.startswith("removing voter")]
+    assert removals == [str(i) for i in reversed(new_ids)], removed.stdout
+    assert leaving.acked and leaving.lost == [] and leaving.disorder == []
+    assert voters(stack) == before
 
-        shrink = rolling_change(stack, "proof-voters-shrink", set_quorum_nodes(CONTROLLERS))
+    shrink = rolling_change(stack, "proof-voters-shrink", set_quorum_nodes(CONTROLLERS))
 
-        left = {s["metadata"]["name"] for s in stack.kube.objects("statefulsets", stack.namespace)}
-        assert not {model.names.controller(i) for i in new_ids} & left, left
-        assert {model.names.controller(i) for i in before} <= left, left
-        assert voters(stack) == before
-        # The two went; nothing else restarted.
-        assert shrink.restarts == []
-        assert min_isr_seen(shrink.samples) >= model.config.min_insync_replicas
-        assert shrink.load.acked and shrink.load.lost == [] and shrink.load.disorder == []
-        print(
-            f"{GROWN} → {CONTROLLERS}: refused by the preview; remove-voters took "
-            f"{', '.join(removals)} out in {removal_s:.0f} s ({len(leaving.acked)} acked "
-            f"meanwhile, 0 lost); pulumi up deleted them in {shrink.seconds:.0f} s, no pod "
-            f"restarted ({len(shrink.load.acked)} acked, 0 lost)"
-        )
+    left = {s["metadata"]["name"] for s in stack.kube.objects("statefulsets", stack.namespace)}
+    assert not {model.names.controller(i) for i in new_ids} & left, left
+    assert {model.names.controller(i) for i in before} <= left, left
+    assert voters(stack) == before
+    # The two went; nothing else restarted.
+    assert shrink.restarts == []
+    assert min_isr_seen(shrink.samples) >= model.config.min_insync_replicas
+    assert shrink.load.acked and shrink.load.lost == [] and shrink.load.disorder == []
+    print(
+        f"{GROWN} → {CONTROLLERS}: refused by the preview; remove-voters took "
+        f"{', '.join(removals)} out in {removal_s:.0f} s ({len(leaving.acked)} acked "
+        f"meanwhile, 0 lost); pulumi up deleted them in {shrink.seconds:.0f} s, no pod "
+        f"restarted ({len(shrink.load.acked)} acked, 0 lost)"
+    )
 
-        # A follower voter's disk lost: it must not come back as the same voter with an empty
-        # log; it formats a new directory id and its quorum-membership container swaps it in.
-        leader = stack.client().quorum_leader()
-        lost = min(i for i in before if i != leader)
-        workload = model.names.controller(lost)
-        claim = model.names.claim("metadata", workload)
-        old_volume = stack.kube.kubectl(
-            "get", "pvc", claim, "-n", stack.namespace, "-o", "jsonpath={.spec.volumeName}"
-        ).stdout.strip()
-        volume, loss_s, disk = under_load(
-            stack, "proof-voter-disk", lambda: lose_volume(stack, workload, "metadata")
-        )
-        assert volume and volume != old_volume, (old_volume, volume)
-        replaced = voters(stack)
-        assert sorted(replaced) == sorted(before), replaced
-        assert replaced[lost] != before[lost], "the voter rejoined under its old directory id"
-        assert {i: d for i, d in replaced.items() if i != lost} == {
-            i: d for i, d in before.items() if i != lost
-        }
-        assert disk.acked and disk.lost == [] and disk.disorder == []
-        print(
-            f"voter {lost}'s metadata volume lost: a voter again under a new directory id, its "
-            f"pod Ready {loss_s:.0f} s after the loss, under load "
-            f"({len(disk.acked)} acked, 0 lost)"
-        )
-        proven = True
-    finally:
-        # The grown voters' nodes go here, the deployment and its own nodes with the fixture.
-        # A proof stopped half-way may have left pods on them: the stack goes first then.
-        if not proven:
-            stack.release()
-        real_nodes.remove(added)
+    # A follower voter's disk lost: it must not come back as the same voter with an empty
+    # log; it formats a new directory id and its quorum-membership container swaps it in.
+    leader = stack.client().quorum_leader()
+    lost = min(i for i in before if i != leader)
+    workload = model.names.controller(lost)
+    claim = model.names.claim("metadata", workload)
+    old_volume = stack.kube.kubectl(
+        "get", "pvc", claim, "-n", stack.namespace, "-o", "jsonpath={.spec.volumeName}"
+    ).stdout.strip()
+    volume, loss_s, disk = under_load(
+        stack, "proof-voter-disk", lambda: lose_volume(stack, workload, "metadata")
+    )
+    assert volume and volume != old_volume, (old_volume, volume)
+    replaced = voters(stack)
+    assert sorted(replaced) == sorted(before), replaced
+    assert replaced[lost] != before[lost], "the voter rejoined under its old directory id"
+    assert {i: d for i, d in replaced.items() if i != lost} == {
+        i: d for i, d in before.items() if i != lost
+    }
+    assert disk.acked and disk.lost == [] and disk.disorder == []
+    print(
+        f"voter {lost}'s metadata volume lost: a voter again under a new directory id, its "
+        f"pod Ready {loss_s:.0f} s after the loss, under load "
+        f"({len(disk.acked)} acked, 0 lost)"
+    )
