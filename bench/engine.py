@@ -6,7 +6,9 @@
   the provider rendering to files): cold (a new backend and an empty mypy cache, since the
   project's `typechecker: mypy` runs first) and warm (the same again).
 - the pull-request flow `kafkastack preview --stack prod --base HEAD` (base `up` + head preview).
-- `kafkastack render --stack prod` through the mock runtime and through the engine.
+- `kafkastack render --stack prod` through the mock runtime and through the engine, and the
+  engine's render in CPU-seconds (every process it started) with its state written once per
+  command (kafkastack's default for a state it owns) and after every step (the CLI's default).
 - `pulumi up` of the local stack onto a local control plane (kwok nodes), and the no-op `up`
   after it (`--expect-no-changes`).
 - the toolchain scripts of the two source-built plugins when already built (the warm no-op).
@@ -15,6 +17,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -83,6 +87,16 @@ def render_seconds(engine: str, out: Path) -> float:
     return seconds(lambda: run(*command))
 
 
+def render_cpu_seconds(out: Path, skip_checkpoints: str) -> float:
+    """CPU-seconds of an engine render of prod and of every process it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = (KAFKASTACK, "render", "--stack", "prod", "--engine", "pulumi", "--out", str(out))
+    env = {**os.environ, "PULUMI_SKIP_CHECKPOINTS": skip_checkpoints}
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -106,6 +120,11 @@ def main() -> None:
             row(
                 f"kafkastack render --stack prod --engine {engine}",
                 [render_seconds(engine, out) for out in renders],
+            )
+        for skip, when in (("true", "once per command"), ("false", "after every step")):
+            row(
+                f"  its CPU-s, state written {when}",
+                [render_cpu_seconds(tmp / f"cpu-{skip}-{i}", skip) for i in range(args.repeat)],
             )
         row(
             "toolchain scripts of the plugins, already built",

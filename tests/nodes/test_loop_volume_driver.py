@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,12 @@ def test_a_volume_is_made_at_first_mount_and_grows_online_with_its_data(tmp_path
         unmounted = call("unmount", str(mounted))
     assert unmounted[1]["status"] == "Success"
     assert not os.path.ismount(mounted)
-    assert loop_devices(file) == ""  # the loop device went with the mount
+    # The loop device goes with the mount: the kernel detaches it once its last user closed
+    # it, asynchronously (a full run once still saw /dev/loop0 right after the unmount).
+    deadline = time.monotonic() + 30
+    while (devices := loop_devices(file)) != "":
+        assert time.monotonic() < deadline, f"{file} still on {devices} 30 s after its unmount"
+        time.sleep(0.1)
     # Mounted again, the filesystem is the grown one with its data.
     assert call("mount", str(mounted), spec)[1]["status"] == "Success"
     try:
