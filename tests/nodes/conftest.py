@@ -56,16 +56,12 @@ def real_nodes(_node_set: RealNodes) -> RealNodes:
 
 
 @pytest.fixture
-def nodes_to_stop(
-    real_nodes: RealNodes, _stack_deployment: DeployedStack, _dual_deployment: DualDeployment
-) -> RealNodes:
-    """The running nodes, idle (the session's deployment released, as the tests before it in
-    the tier leave them), for a test that stops them and leaves them stopped: it runs last, so
-    the lane does not start them again (a test after it, in another order or alone, would
-    through `real_nodes`)."""
-    _dual_deployment.release()
-    _stack_deployment.release()
-    return real_nodes
+def nodes_to_stop(released_nodes: RealNodes) -> RealNodes:
+    """The running nodes, idle (the shared deployments released, as the tests before it in the
+    tier leave them), for a test that stops them and leaves them stopped: it runs last, so the
+    lane does not start them again (a test after it, in another order or alone, would through
+    `real_nodes`)."""
+    return released_nodes
 
 
 @pytest.fixture(scope="package")

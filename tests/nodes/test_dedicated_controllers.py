@@ -49,7 +49,6 @@ from infra.localcluster.disruptions import (
     started_and_ready,
 )
 from infra.localcluster.isr_watch import below, min_isr_seen
-from infra.localcluster.nodes import RealNodes
 from infra.localcluster.real_stack import BROKERS, CONTROLLERS
 from infra.model import labels, stop_gate
 from infra.voter_removal import VoterSet, kubectl_exec
@@ -135,12 +134,12 @@ def remove_voters(stack: DeployedStack) -> subprocess.CompletedProcess[str]:
 # disk: about 10 min on a quiet 2-core machine, more than the suite's default limit per test.
 @pytest.mark.timeout(1800)
 def test_controllers_roll_first_voters_join_and_leave_one_at_a_time_and_a_lost_disk_rejoins(
-    dual_stack_to_change: DualDeployment, real_nodes: RealNodes, monkeypatch: pytest.MonkeyPatch
+    dual_stack_to_change: DualDeployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stack = dual_stack_to_change.stack
     monkeypatch.setenv("KUBECONFIG", str(stack.kube.kubeconfig))
     print(
-        f"\ndedicated-controller stack Ready on {len(real_nodes.specs)} real nodes "
+        f"\ndedicated-controller stack Ready on {len(stack.nodes.specs)} real nodes "
         f"(pulumi up {stack.deploy_seconds:.0f} s)"
     )
     pods = stack.pods(labels.CONTROLLER) + stack.pods(labels.BROKER)
