@@ -146,7 +146,8 @@ def test_new_brokers_take_replicas_through_rebalance_losing_nothing(
         assert f"throttled at {throttle} B/s" in output, output
         moved, copied = MOVED.search(output), COPIED.search(output)
         assert moved and copied, output
-        per_broker = dict(map(int, pair.split(":")) for pair in copied.group(1).split(", "))
+        pairs = (pair.split(":") for pair in copied.group(1).split(", "))
+        per_broker = {int(broker): int(size) for broker, size in pairs}
         busiest = max(per_broker.values())
         assert busiest > 1.5 * QUOTA_WINDOWS * throttle, per_broker  # beyond its allowance
         move_seconds = float(moved.group(2))
