@@ -41,13 +41,15 @@ RECORD_DIR = "/etc/kafka/quorum-record"  # the birth record, when it exists
 BORN_KEY = "born"
 STATE_VOLUME = "quorum-state"
 STATE_DIR = "/var/lib/kafka/quorum-state"  # the membership container's files (an emptyDir)
-VOTER_FILE = f"{STATE_DIR}/voter"  # present once this pod's directory is a voter: its readiness
+VOTER_FILE = f"{STATE_DIR}/voter"  # present once this pod's directory is a voter (its probe)
 # The container's admin client config (the node's properties plus the controller listener's
 # login), written at its start: operators and `kafkastack remove-voters` ask the quorum with it.
 ADMIN_FILE = f"{STATE_DIR}/admin.properties"
 CONTAINER = "quorum-membership"
 # How often the membership container asks the quorum again while its pod is not a voter.
 RETRY_SECONDS = 5
+# The largest failureThreshold the API takes (an int32): about 340 years of 5 s probes.
+NEVER_GIVE_UP = 2**31 - 1
 
 
 def record_name(model: ClusterModel) -> str:
@@ -231,8 +233,15 @@ def membership_container(
     )
     if controller_login.applies(model):
         container["env"].append(controller_login.tool_env())
-    container["readinessProbe"] = {
+    # A startup probe, not a readiness probe: the script never removes the file once it is a
+    # voter, so a readiness probe would repeat the same exec every few seconds for the pod's
+    # life, and each exec is a runc process on the node (1.2 CPU-s a minute per voter pod on
+    # real nodes, measured). A startup probe stops at its first pass; with no readiness probe
+    # the container is ready from then. It never gives up: a container that cannot become a
+    # voter yet waits unready, as its script waits on the quorum; a restart would change nothing.
+    container["startupProbe"] = {
         "exec": {"command": ["test", "-f", VOTER_FILE]},
         "periodSeconds": RETRY_SECONDS,
+        "failureThreshold": NEVER_GIVE_UP,
     }
     return container

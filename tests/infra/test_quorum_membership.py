@@ -69,7 +69,12 @@ def test_the_membership_container_is_ready_only_as_a_voter() -> None:
     spec = pod(model, 1)
     sidecar = spec["containers"][1]
     assert sidecar["name"] == membership.CONTAINER
-    assert sidecar["readinessProbe"]["exec"]["command"] == ["test", "-f", membership.VOTER_FILE]
+    # Ready from its startup probe's first pass on, which never gives up; no probe runs after
+    # it (the file stays: a readiness probe would only repeat the same exec on the node).
+    probe = sidecar["startupProbe"]
+    assert probe["exec"]["command"] == ["test", "-f", membership.VOTER_FILE]
+    assert probe["failureThreshold"] == 2**31 - 1
+    assert "readinessProbe" not in sidecar and "livenessProbe" not in sidecar
     script = sidecar["command"][2]
     # It asks the other voters, never itself, with its own node's properties.
     assert "--bootstrap-controller" in script and f"{CONFIG_DIR}/controller.properties" in script
