@@ -16,8 +16,9 @@ loads what it fetched. With `jmx_agent: bundled` the image holds the agent: the 
 the pinned jar scripts/kafka/fetch.sh cached at the path the image has it.
 
 The pod's further containers (a KRaft voter's `quorum-membership`, every Kafka node's
-`keystore-reloader`) run as rendered too, beside the node's process, in the same namespaces;
-their exec readiness probes are run as declared.
+`keystore-reloader`) run as rendered too, beside the node's process, in the same namespaces.
+Exec readiness probes (the Kafka and ZooKeeper containers') are run as declared; the
+membership container has none (its startup probe only gates the kubelet's first Ready).
 
 Certificate Secrets are cert-manager's to write: the harness issues their files itself
 (`certificates.py`) and mounts them where the pod mounts the Secret.
