@@ -82,15 +82,19 @@ def plugins_built() -> None:
     run("scripts/toolchain/build-pulumi-kubernetes.sh")
 
 
+def render_command(engine: str, out: Path) -> tuple[str, ...]:
+    return (KAFKASTACK, "render", "--stack", "prod", "--engine", engine, "--out", str(out))
+
+
 def render_seconds(engine: str, out: Path) -> float:
-    command = (KAFKASTACK, "render", "--stack", "prod", "--engine", engine, "--out", str(out))
+    command = render_command(engine, out)
     return seconds(lambda: run(*command))
 
 
 def render_cpu_seconds(out: Path, skip_checkpoints: str) -> float:
     """CPU-seconds of an engine render of prod and of every process it waited for."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    command = (KAFKASTACK, "render", "--stack", "prod", "--engine", "pulumi", "--out", str(out))
+    command = render_command("pulumi", out)
     env = {**os.environ, "PULUMI_SKIP_CHECKPOINTS": skip_checkpoints}
     subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
