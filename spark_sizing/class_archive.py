@@ -3,10 +3,10 @@
 Each start of Spark's driver loads, parses and verifies some 20,000 classes. A dynamic CDS archive
 (JDK 13+) holds 14,000 of them ready to map, and a sizing run is 4 to 9 s shorter. The archive is
 recorded from real sizing runs by `make spark-cds` (`spark_sizing/class_archive_recorder.py`) into
-`$KAFKASTACK_CACHE/spark-cds/`, once per Java and pyspark installation; the name carries both,
-so a JDK or pyspark upgrade records a new one rather than loading a stale one. The JVM checks the
-archive against its classpath too and, if they differ, starts without it (the archive is only
-ever a speed-up).
+`$KAFKASTACK_CACHE/spark-cds/`, once per Java and set of pyspark jar files (`jar_files`); the
+name carries both, so a JDK or pyspark upgrade records a new one rather than loading a stale
+one. The JVM checks the archive against its classpath too and, if they differ, starts without
+it (the archive is only ever a speed-up).
 
 Sessions the job starts itself get `-XX:SharedArchiveFile` on `spark.driver.extraJavaOptions`
 when the archive exists; under spark-submit, or when java options were set another way, the
@@ -45,23 +45,30 @@ def java_binary(env: Mapping[str, str]) -> Path | None:
 
 
 def installation_id(env: Mapping[str, str]) -> str | None:
-    """Identifies the JDK (its resolved home and module image) and the pyspark install."""
+    """Identifies the JDK (its resolved home and module image) and the pyspark jars."""
     java = java_binary(env)
     if java is None or not java.exists():
         return None
     home = java.resolve().parent.parent
     modules = home / "lib" / "modules"  # the JDK's classes: replaced by every JDK update
     stat = modules.stat() if modules.exists() else java.resolve().stat()
-    # The JVM uses an archive only while every jar of its classpath has the size and time it
-    # had at recording: a reinstalled pyspark (a fresh virtualenv at the same path, as on every
-    # CI clone) has new jar times, and its old archive would be skipped without a word.
     jars = Path(pyspark.__file__).parent / "jars"
-    installed = jars.stat().st_mtime_ns if jars.exists() else 0
-    identity = (
-        f"{home}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}|{pyspark.__file__}"
-        f"|{installed}"
-    )
+    identity = f"{home}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}|{jar_files(jars)}"
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
+
+
+def jar_files(jars: Path) -> str:
+    """The jars as the JVM tells them apart when it checks an archive's classpath: a jar at
+    another path passes as the same file (the same inode), one at the same path fails once
+    rewritten (its size and time). A reinstalled pyspark, even at the same path, has new files;
+    a fresh clone's virtualenv installed from uv's cache (`make venv`) has hard links to the
+    files every other one has, and shares their archive instead of recording its own."""
+    files = sorted(jars.glob("*.jar")) if jars.is_dir() else []
+    return ",".join(
+        f"{jar.name}:{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}"
+        for jar in files
+        for s in (jar.stat(),)
+    )
 
 
 def archive_path(env: Mapping[str, str]) -> Path | None:

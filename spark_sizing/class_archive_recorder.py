@@ -31,7 +31,10 @@ def record(env: Mapping[str, str] = os.environ) -> Path | None:
     if archive is None:
         print("kafkastack: no java found; run scripts/check-java.sh", file=sys.stderr)
         return None
+    install = archive.with_suffix(".install")
     if archive.is_file():
+        # Another checkout recorded it for the same jar files: this one keeps it alive too.
+        install.write_text(str(Path(pyspark.__file__).parent))
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(".partial")
@@ -41,14 +44,15 @@ def record(env: Mapping[str, str] = os.environ) -> Path | None:
     if not partial.is_file() or partial.stat().st_size == 0:
         raise RuntimeError(f"the JVM left no class archive at {partial}")
     remove_archives_of_removed_installs(archive.parent)
-    archive.with_suffix(".install").write_text(str(Path(pyspark.__file__).parent))
+    install.write_text(str(Path(pyspark.__file__).parent))
     partial.rename(archive)
     return archive
 
 
 def remove_archives_of_removed_installs(directory: Path) -> None:
-    """Archives are 150+ MB each. One per pyspark install stays while that install exists (two
-    checkouts on one machine keep theirs: the JVM only accepts an archive for its own jar paths)."""
+    """Archives are 150+ MB each. One per set of jar files stays while the install that last
+    recorded or asked for it exists (two checkouts with jars of their own keep theirs: the JVM
+    only accepts an archive for its own jar files)."""
     for archive in directory.glob("spark-*.jsa"):
         install = archive.with_suffix(".install")
         if not install.is_file() or not Path(install.read_text().strip()).is_dir():

@@ -45,17 +45,44 @@ def test_another_jdk_gets_another_archive(tmp_path: Path) -> None:
     assert first is not None and updated is not None and first.name != updated.name
 
 
+def pyspark_install(site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`site`/pyspark as the pyspark the job imports; its jars folder, made."""
+    (site / "pyspark" / "jars").mkdir(parents=True)
+    monkeypatch.setattr(class_archive.pyspark, "__file__", str(site / "pyspark" / "__init__.py"))
+    return site / "pyspark" / "jars"
+
+
 def test_a_reinstalled_pyspark_gets_another_archive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = fake_jdk(tmp_path / "jdk")
-    site = tmp_path / "site" / "pyspark"
-    (site / "jars").mkdir(parents=True)
-    monkeypatch.setattr(class_archive.pyspark, "__file__", str(site / "__init__.py"))
+    jar = pyspark_install(tmp_path / "site", monkeypatch) / "spark-core.jar"
+    jar.write_bytes(b"classes")
     first = class_archive.archive_path(env)
-    os.utime(site / "jars", ns=(0, 10**18))  # its jars written again, at the same path
+    jar.unlink()  # its jars written again, at the same path
+    jar.write_bytes(b"classes")
+    os.utime(jar, ns=(0, 10**18))
     again = class_archive.archive_path(env)
     assert first is not None and again is not None and first.name != again.name
+
+
+def test_a_checkout_with_links_to_the_same_jars_shares_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two clones' virtualenvs installed from uv's cache: each jar a hard link to one file.
+    The JVM takes the same file at another path, so recording again would only cost a minute."""
+    env = fake_jdk(tmp_path / "jdk")
+    first_jar = pyspark_install(tmp_path / "clone-a", monkeypatch) / "spark-core.jar"
+    first_jar.write_bytes(b"classes")
+    first = class_archive.archive_path(env)
+    copy = pyspark_install(tmp_path / "clone-b", monkeypatch) / "spark-core.jar"
+    os.link(first_jar, copy)
+    linked = class_archive.archive_path(env)
+    copy.unlink()
+    copy.write_bytes(b"classes")  # the same bytes in a file of its own: the JVM refuses that
+    copied = class_archive.archive_path(env)
+    assert first is not None and first == linked
+    assert copied is not None and copied != first
 
 
 @pytest.mark.parametrize(
@@ -109,3 +136,18 @@ def test_recording_keeps_the_archives_of_other_installs_that_still_exist(tmp_pat
             (tmp_path / f"{name}.install").write_text(str(install))
     class_archive_recorder.remove_archives_of_removed_installs(tmp_path)
     assert sorted(p.name for p in tmp_path.glob("spark-*")) == ["spark-a.install", "spark-a.jsa"]
+
+
+def test_recording_an_archive_that_exists_keeps_it_for_this_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkout that recorded it may be gone (a CI clone): the next recording of another
+    install's archive would delete one whose install is gone, though this one uses it."""
+    env = fake_jdk(tmp_path / "jdk")
+    jars = pyspark_install(tmp_path / "clone-b", monkeypatch)
+    archive = with_archive_file(env)
+    archive.with_suffix(".install").write_text(str(tmp_path / "clone-a" / "pyspark"))
+    assert class_archive_recorder.record(env) == archive
+    assert archive.with_suffix(".install").read_text() == str(jars.parent)
+    class_archive_recorder.remove_archives_of_removed_installs(archive.parent)
+    assert archive.is_file()
