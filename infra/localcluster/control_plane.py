@@ -78,10 +78,6 @@ VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots +
 # Fake nodes' volumes are never mounted; a real node's are folders it owns (real_node_volumes).
 FAKE_VOLUME_ROOT = Path("/mnt/kafkastack")
 VOLUME_NODE_LABEL = "kafkastack.io/volume-node"
-# While real nodes run, the fake ones keep out every pod that does not tolerate this taint: a
-# pod placed there would only pretend to run (kwok invents its status), and the stack's pods
-# must really run. The fake nodes stay for placement tests on a cluster without real nodes.
-FAKE_NODE_TAINT = {"key": "kafkastack.io/fake-node", "value": "true", "effect": "NoSchedule"}
 
 
 @contextlib.contextmanager
@@ -225,10 +221,20 @@ class LocalKubernetes:
         return bool(real_node_volumes(self.workdir / "nodes"))
 
     def apply_fake_nodes(self) -> None:
-        """The fake nodes, tainted exactly while real nodes run (the one place that decides
-        where a stack's pods may land): `up()` and the real nodes' start and stop call it."""
-        documents = _documents(nodes(tainted=self.has_real_nodes()))
-        self.kubectl("apply", "--server-side", "-f", "-", stdin=documents)
+        """The fake nodes, there exactly while no real node runs (the one place that decides
+        where a stack's pods may land): `up()` and the real nodes' start and stop call it.
+        While real nodes run, no pod may land where kwok would only pretend to run it, so the
+        fake nodes go, with the volumes made for them: kwok then heartbeats no Node nobody uses
+        (21 of them cost the apiserver and etcd 0.9 CPU-seconds a minute) and a stack's release
+        deletes only its real nodes' volumes."""
+        fake = nodes()
+        if not self.has_real_nodes():
+            self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(fake))
+            return
+        names = [n["metadata"]["name"] for n in fake]
+        self.kubectl("delete", "nodes", *names, "--ignore-not-found", "--wait=false")
+        selector = f"{VOLUME_NODE_LABEL} in ({','.join(names)})"
+        self.kubectl("delete", "pv", "-l", selector, "--ignore-not-found", "--wait=false")
 
     @property
     def pulumi_state(self) -> Path:
@@ -244,9 +250,10 @@ class LocalKubernetes:
 
     def add_volumes(self, storage_classes: dict[str, str]) -> None:
         """Node-local volumes for a stack's StorageClasses (role → class name), on every node:
-        the fake ones, and the real ones running now (their folders are created here)."""
-        hosts = {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
-        for name, folder in real_node_volumes(self.workdir / "nodes").items():
+        the real ones running now (their folders are created here), else the fake ones."""
+        real = real_node_volumes(self.workdir / "nodes")
+        hosts = {} if real else {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
+        for name, folder in real.items():
             hosts[name] = folder
             for role, class_name in storage_classes.items():
                 for v in range(VOLUMES_PER_NODE[role]):
@@ -352,9 +359,8 @@ def node_name(zone: str, index: int) -> str:
     return f"{NAME}-{zone}-{index}"
 
 
-def nodes(tainted: bool = False) -> list[dict[str, Any]]:
-    """Fake nodes kwok keeps Ready, labelled with zone and hostname like cloud nodes; `tainted`
-    (while real nodes run) keeps pods off them."""
+def nodes() -> list[dict[str, Any]]:
+    """Fake nodes kwok keeps Ready, labelled with zone and hostname like cloud nodes."""
     result = []
     for zone in ZONES:
         for i in range(1, NODES_PER_ZONE + 1):
@@ -373,7 +379,6 @@ def nodes(tainted: bool = False) -> list[dict[str, Any]]:
                             "topology.kubernetes.io/zone": zone,
                         },
                     },
-                    "spec": {"taints": [FAKE_NODE_TAINT]} if tainted else {},
                     "status": {"capacity": capacity, "allocatable": capacity},
                 }
             )

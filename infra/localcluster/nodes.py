@@ -189,7 +189,7 @@ class RealNodes:
         try:
             self._start_nodes(self.specs, binaries, wanted)
             self.wait_ready(timeout)
-            self.kube.apply_fake_nodes()  # now tainted: the stack's pods land on real nodes
+            self.kube.apply_fake_nodes()  # now gone: the stack's pods land on real nodes
             self._start_kube_proxy(binaries["kube-proxy"])
             dns.deploy(self.kube, replicas=min(2, len(self.specs)))
             self.running = True
@@ -277,7 +277,7 @@ class RealNodes:
         self._processes.clear()
         if released and self.kube.is_up():
             self._forget(released)
-            self.kube.apply_fake_nodes()  # untainted again: no real node is left
+            self.kube.apply_fake_nodes()  # back: no real node is left
         return released
 
     def crash(self, node: NodeSpec) -> None:

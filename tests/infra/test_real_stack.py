@@ -1,4 +1,4 @@
-"""The local stack's real-node variant and the fake nodes' taint."""
+"""The local stack's real-node variant, and when a cluster has real nodes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from infra.config import load_stack
 from infra.localcluster import images
 from infra.localcluster.control_plane import (
-    FAKE_NODE_TAINT,
     LocalClusterError,
     LocalKubernetes,
     nodes,
@@ -116,15 +115,16 @@ def test_the_host_routes_the_dual_variants_zones_on_its_own_bridge(
     assert second_network_routers(kube, single) == []
 
 
-def test_fake_nodes_are_tainted_only_while_real_nodes_run(
+def test_a_cluster_has_real_nodes_while_a_started_nodes_folder_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert all("taints" not in n["spec"] for n in nodes())
-    assert all(n["spec"]["taints"] == [FAKE_NODE_TAINT] for n in nodes(tainted=True))
+    """What decides whether the fake nodes are there (`apply_fake_nodes`) and whose volumes a
+    stack gets (`add_volumes`)."""
+    assert all(n["metadata"]["labels"]["type"] == "kwok" for n in nodes())
     monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path))
-    kube = LocalKubernetes("taint-test")
+    kube = LocalKubernetes("real-node-test")
     assert not kube.has_real_nodes()
-    started = kube.workdir / "nodes" / "taint-test-nodes-0"
+    started = kube.workdir / "nodes" / "real-node-test-nodes-0"
     started.mkdir(parents=True)
     (started / "node.json").write_text("{}")
     assert kube.has_real_nodes()

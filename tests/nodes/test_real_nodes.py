@@ -35,6 +35,10 @@ def test_nodes_are_real_kubelets_ready_in_three_zones(real_nodes: RealNodes) -> 
         ].lstrip("v")
         assert {"type": "InternalIP", "address": node.address} in item["status"]["addresses"]
         assert "kwok.x-k8s.io/node" not in item["metadata"].get("annotations", {})
+    # While real nodes run the fake ones are gone: no pod lands where nothing would run it.
+    listed = json.loads(real_nodes.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+    fake = [n["metadata"]["name"] for n in listed if n["metadata"]["labels"].get("type") == "kwok"]
+    assert fake == []
 
 
 def test_no_kubelet_ever_deletes_an_image_imported_into_its_node(real_nodes: RealNodes) -> None:
@@ -203,7 +207,7 @@ def test_stopping_gives_back_what_the_nodes_own_and_nothing_else(nodes_to_stop: 
         assert [line for line in rules.splitlines() if "KUBE-" in line] == []
         names = real_nodes.kube.kubectl("get", "nodes", "-o", "name").stdout.split()
         assert not {f"node/{n.name}" for n in specs} & set(names)
-        assert any(name.startswith("node/") for name in names)  # the fake nodes stay
+        assert any(name.startswith("node/") for name in names)  # the fake nodes are back
         assert decoy.poll() is None
         assert subprocess.run(["ip", "link", "show", decoy_bridge]).returncode == 0
     finally:
