@@ -6,6 +6,7 @@ Apart from `class_archive`, which the job imports to start its sessions: recordi
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -40,7 +41,7 @@ def record(env: Mapping[str, str] = os.environ) -> Path | None:
     partial = archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     print(f"kafkastack: recording Spark's class archive into {archive.parent}", file=sys.stderr)
-    _train(partial)
+    _train(partial, linked_spark_home(archive.with_suffix(".home")))
     if not partial.is_file() or partial.stat().st_size == 0:
         raise RuntimeError(f"the JVM left no class archive at {partial}")
     remove_archives_of_removed_installs(archive.parent)
@@ -58,10 +59,32 @@ def remove_archives_of_removed_installs(directory: Path) -> None:
         if not install.is_file() or not Path(install.read_text().strip()).is_dir():
             archive.unlink()
             install.unlink(missing_ok=True)
+            shutil.rmtree(archive.with_suffix(".home"), ignore_errors=True)
 
 
-def _train(target: Path) -> None:
-    """Run the sizing job in a JVM that dumps the classes it loaded to `target` at exit."""
+def linked_spark_home(home: Path) -> Path | None:
+    """A Spark home of hard links to this install's launch scripts and jars, beside the archive,
+    for the recording to run from. The archive holds the paths of the jars it was recorded
+    with, and the JVM takes a jar at another path only while the recorded one still exists and
+    is the same file: recorded from a checkout's own `.venv`, it would stop serving every other
+    checkout once that one is deleted (a CI clone is). None where the cache cannot hold hard
+    links to the install (another filesystem): the recording then runs from the install."""
+    source = Path(pyspark.__file__).parent
+    shutil.rmtree(home, ignore_errors=True)
+    try:
+        for folder in ("bin", "jars"):
+            shutil.copytree(source / folder, home / folder, copy_function=os.link)
+    except OSError:
+        shutil.rmtree(home, ignore_errors=True)
+        return None
+    return home
+
+
+def _train(target: Path, spark_home: Path | None) -> None:
+    """Run the sizing job in a JVM that dumps the classes it loaded to `target` at exit,
+    launched from `spark_home` when given."""
+    if spark_home is not None:
+        os.environ["SPARK_HOME"] = str(spark_home)  # this process only records
     spark = spark_session(java_options=f"-XX:ArchiveClassesAtExit={target} {QUIET}")
     with tempfile.TemporaryDirectory(prefix="kafkastack-cds-") as tmp:
         inputs = [str(SAMPLE_INPUT)]
