@@ -151,3 +151,25 @@ def test_recording_an_archive_that_exists_keeps_it_for_this_install(
     assert archive.with_suffix(".install").read_text() == str(jars.parent)
     class_archive_recorder.remove_archives_of_removed_installs(archive.parent)
     assert archive.is_file()
+
+
+def test_the_recording_runs_from_links_that_outlive_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The archive names the jar paths it was recorded with, and the JVM takes another
+    checkout's jars only while those still exist: the recording's Spark home is hard links in
+    the cache, which outlive the checkout and go with the archive."""
+    jars = pyspark_install(tmp_path / "clone-a", monkeypatch)
+    (jars / "spark-core.jar").write_bytes(b"classes")
+    (jars.parent / "bin").mkdir()
+    (jars.parent / "bin" / "spark-submit").write_text("#!/bin/sh\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    home = class_archive_recorder.linked_spark_home(cache / "spark-x.home")
+    assert home is not None
+    assert (home / "jars" / "spark-core.jar").samefile(jars / "spark-core.jar")
+    assert (home / "bin" / "spark-submit").samefile(jars.parent / "bin" / "spark-submit")
+    (cache / "spark-x.jsa").write_bytes(b"archive")
+    (cache / "spark-x.install").write_text(str(tmp_path / "clone-gone" / "pyspark"))
+    class_archive_recorder.remove_archives_of_removed_installs(cache)
+    assert list(cache.iterdir()) == []
