@@ -57,7 +57,8 @@ spark-jars: venv system-deps
 	scripts/spark/fetch.sh
 
 # The driver JVM's class archive (spark_sizing/class_archive.py): about a minute once per JDK and
-# pyspark, then every Spark start is seconds shorter.
+# set of pyspark jar files (checkouts whose venv came from uv's cache share one: seconds), then
+# every Spark start is seconds shorter.
 spark-cds: venv
 	$(VENV)/bin/python -m spark_sizing.class_archive_recorder
 

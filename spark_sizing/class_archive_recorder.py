@@ -5,6 +5,7 @@ Apart from `class_archive`, which the job imports to start its sessions: recordi
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import sys
@@ -27,39 +28,64 @@ def record(env: Mapping[str, str] = os.environ) -> Path | None:
     """Record the archive from sizing runs over every input format, unless it exists.
 
     The JVM writes the archive when it exits, so the session runs in a child process that this
-    one waits for; the file only takes its final name once complete."""
+    one waits for; the file only takes its final name once complete. Checkouts with the same
+    jar files share the archive, so two of them recording at once take turns (a lock file)."""
     archive = archive_path(env)
     if archive is None:
         print("kafkastack: no java found; run scripts/check-java.sh", file=sys.stderr)
         return None
-    install = archive.with_suffix(".install")
-    if archive.is_file():
-        # Another checkout recorded it for the same jar files: this one keeps it alive too.
-        install.write_text(str(Path(pyspark.__file__).parent))
-        return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
-    partial = archive.with_suffix(".partial")
-    partial.unlink(missing_ok=True)
-    print(f"kafkastack: recording Spark's class archive into {archive.parent}", file=sys.stderr)
-    _train(partial, linked_spark_home(archive.with_suffix(".home")))
-    if not partial.is_file() or partial.stat().st_size == 0:
-        raise RuntimeError(f"the JVM left no class archive at {partial}")
-    remove_archives_of_removed_installs(archive.parent)
-    install.write_text(str(Path(pyspark.__file__).parent))
-    partial.rename(archive)
+    with open(archive.parent / ".record.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not archive.is_file():
+            _record(archive, env)
+        remember_install(archive)
     return archive
 
 
+def _record(archive: Path, env: Mapping[str, str]) -> None:
+    partial = archive.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    home = archive.with_suffix(".home")
+    print(f"kafkastack: recording Spark's class archive into {archive.parent}", file=sys.stderr)
+    try:
+        _train(partial, linked_spark_home(home) if uses_pyspark_home(env) else None)
+        if not partial.is_file() or partial.stat().st_size == 0:
+            raise RuntimeError(f"the JVM left no class archive at {partial}")
+    except BaseException:
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    remove_archives_of_removed_installs(archive.parent)
+    partial.rename(archive)
+
+
+def remember_install(archive: Path) -> None:
+    """This install uses the archive: it stays while this or another listed install exists."""
+    listed = archive.with_suffix(".install")
+    here = str(Path(pyspark.__file__).parent)
+    known = listed.read_text().split("\n") if listed.is_file() else []
+    living = [line for line in known if line and line != here and Path(line).is_dir()]
+    listed.write_text("\n".join([*living, here]) + "\n")
+
+
 def remove_archives_of_removed_installs(directory: Path) -> None:
-    """Archives are 150+ MB each. One per set of jar files stays while the install that last
-    recorded or asked for it exists (two checkouts with jars of their own keep theirs: the JVM
-    only accepts an archive for its own jar files)."""
+    """Archives are 150+ MB each. One per set of jar files stays while an install that recorded
+    or asked for it exists (two checkouts with jars of their own keep theirs: the JVM only
+    accepts an archive for its own jar files)."""
     for archive in directory.glob("spark-*.jsa"):
-        install = archive.with_suffix(".install")
-        if not install.is_file() or not Path(install.read_text().strip()).is_dir():
+        listed = archive.with_suffix(".install")
+        installs = listed.read_text().split() if listed.is_file() else []
+        if not any(Path(line).is_dir() for line in installs):
             archive.unlink()
-            install.unlink(missing_ok=True)
+            listed.unlink(missing_ok=True)
             shutil.rmtree(archive.with_suffix(".home"), ignore_errors=True)
+
+
+def uses_pyspark_home(env: Mapping[str, str]) -> bool:
+    """Whether Spark runs from pyspark's own folder: a SPARK_HOME set elsewhere (another Spark
+    distribution) is what the job's runs use, so the recording uses it too."""
+    chosen = env.get("SPARK_HOME")
+    return not chosen or Path(chosen).resolve() == Path(pyspark.__file__).parent.resolve()
 
 
 def linked_spark_home(home: Path) -> Path | None:
@@ -68,7 +94,10 @@ def linked_spark_home(home: Path) -> Path | None:
     with, and the JVM takes a jar at another path only while the recorded one still exists and
     is the same file: recorded from a checkout's own `.venv`, it would stop serving every other
     checkout once that one is deleted (a CI clone is). None where the cache cannot hold hard
-    links to the install (another filesystem): the recording then runs from the install."""
+    links to the install (another filesystem): the recording then runs from the install.
+    `copytree` makes the links in the order the install's folder lists its jars, which ext4,
+    XFS and btrfs keep, so the wildcard `jars/*` expands to the same classpath in both
+    (tmpfs before Linux 6.6 lists in reverse: the JVM then starts without the archive)."""
     source = Path(pyspark.__file__).parent
     shutil.rmtree(home, ignore_errors=True)
     try:

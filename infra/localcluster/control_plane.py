@@ -24,7 +24,14 @@ import yaml
 
 from infra import toolchain
 from infra.localcluster import api_reads, cert_manager, host
-from infra.localcluster.loop_volumes import on_node, volume_leftover
+from infra.localcluster.local_volumes import (
+    FAKE_VOLUME_ROOT,
+    VOLUME_NODE_LABEL,
+    VOLUMES_PER_NODE,
+    real_node_volumes,
+    volumes,
+)
+from infra.localcluster.loop_volumes import volume_leftover
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
 
 CRDS = Path(__file__).resolve().parent / "crds"
@@ -74,10 +81,6 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 # Brokers and quorum pods each want a node of their own: the committed local stack's sizing puts
 # 4 brokers and up to 2 controllers in a zone; one node more leaves room to grow a test stack.
 NODES_PER_ZONE = 7
-VOLUMES_PER_NODE = {"broker": 2, "quorum": 2}  # data + metadata, or snapshots + txlog
-# Fake nodes' volumes are never mounted; a real node's are folders it owns (real_node_volumes).
-FAKE_VOLUME_ROOT = Path("/mnt/kafkastack")
-VOLUME_NODE_LABEL = "kafkastack.io/volume-node"
 
 
 @contextlib.contextmanager
@@ -149,7 +152,7 @@ class LocalKubernetes:
         options: tuple[str, ...] = (),
     ) -> None:
         """Delete these objects (all of `kind` in `namespace` without names); return once none is
-        left. kubectl sends a request per name under its rate limit (a stack's 96 volumes: 34 s with
+        left. kubectl sends a request per name under its rate limit (96 volumes: 34 s with
         `--wait`), so names go in concurrent batches within the burst; the poll lists once."""
         scope = ["-n", namespace] if namespace else []
         batches = [names[i : i + KUBECTL_BURST] for i in range(0, len(names), KUBECTL_BURST)]
@@ -231,8 +234,11 @@ class LocalKubernetes:
         if not self.has_real_nodes():
             self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(fake))
             return
-        names = [n["metadata"]["name"] for n in fake]
-        self.kubectl("delete", "nodes", *names, "--ignore-not-found", "--wait=false")
+        self.kubectl("delete", "nodes", "-l", "type=kwok", "--ignore-not-found", "--wait=false")
+        self.delete_node_volumes([n["metadata"]["name"] for n in fake])
+
+    def delete_node_volumes(self, names: list[str]) -> None:
+        """The volumes made for these nodes (`add_volumes`), whichever state they are in."""
         selector = f"{VOLUME_NODE_LABEL} in ({','.join(names)})"
         self.kubectl("delete", "pv", "-l", selector, "--ignore-not-found", "--wait=false")
 
@@ -343,14 +349,6 @@ def _job_pod(pod: dict[str, Any]) -> bool:
     return any(o.get("kind") == "Job" for o in pod["metadata"].get("ownerReferences", []))
 
 
-def real_node_volumes(folder: Path) -> dict[str, Path]:
-    """Each running real node (its node.json under `folder`) → the folder for its volumes,
-    inside the node's own folder, so stopping the node gives them back."""
-    return {
-        spec.parent.name: spec.parent / "volumes" for spec in sorted(folder.glob("*/node.json"))
-    }
-
-
 def _documents(objects: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False)
 
@@ -382,33 +380,4 @@ def nodes() -> list[dict[str, Any]]:
                     "status": {"capacity": capacity, "allocatable": capacity},
                 }
             )
-    return result
-
-
-def volumes(storage_classes: dict[str, str], hosts: dict[str, Path]) -> list[dict[str, Any]]:
-    """Node-local PersistentVolumes for the stack's StorageClasses on each node (name → folder
-    holding its volumes): WaitForFirstConsumer binding then follows the scheduler's choice of
-    node, as with real zonal disks."""
-    result = []
-    for host_name, folder in hosts.items():
-        for role, class_name in storage_classes.items():
-            for v in range(VOLUMES_PER_NODE[role]):
-                result.append(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "PersistentVolume",
-                        "metadata": {
-                            "name": f"{host_name}-{class_name}-{v}",
-                            "labels": {VOLUME_NODE_LABEL: host_name},
-                        },
-                        "spec": {
-                            "capacity": {"storage": "16Ti"},
-                            "accessModes": ["ReadWriteOnce"],
-                            "persistentVolumeReclaimPolicy": "Retain",
-                            "storageClassName": class_name,
-                            "local": {"path": str(folder / f"{class_name}-{v}")},
-                            "nodeAffinity": on_node(host_name),
-                        },
-                    }
-                )
     return result

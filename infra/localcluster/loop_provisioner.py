@@ -7,12 +7,8 @@ from __future__ import annotations
 import json
 import threading
 
-from infra.localcluster.control_plane import (
-    VOLUME_NODE_LABEL,
-    LocalClusterError,
-    LocalKubernetes,
-    real_node_volumes,
-)
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
+from infra.localcluster.local_volumes import VOLUME_NODE_LABEL, real_node_volumes
 from infra.localcluster.loop_volumes import SELECTED_NODE, loop_classes, volume_for, waiting_claims
 
 POLL_SECONDS = 1.0

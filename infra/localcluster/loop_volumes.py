@@ -1,6 +1,6 @@
 """Expandable volumes on the real nodes, provisioned per claim as a cloud's CSI driver does.
 
-Node-local PersistentVolumes (control_plane.volumes) have a fixed capacity and no driver to
+Node-local PersistentVolumes (local_volumes.volumes) have a fixed capacity and no driver to
 grow them, so a larger claim changes nothing underneath. A stack whose StorageClass names
 `PROVISIONER` gets volumes that really grow instead:
 - loop_provisioner.py (a thread beside `pulumi up`) answers each claim the scheduler placed

@@ -22,12 +22,7 @@ from typing import Any
 
 from infra import toolchain
 from infra.localcluster import dns, host, images, node_disk
-from infra.localcluster.control_plane import (
-    VOLUME_NODE_LABEL,
-    ZONES,
-    LocalClusterError,
-    LocalKubernetes,
-)
+from infra.localcluster.control_plane import ZONES, LocalClusterError, LocalKubernetes
 from infra.localcluster.loop_volumes import install_driver
 from infra.localcluster.node_config import (
     BRIDGE_CONF,
@@ -349,8 +344,7 @@ class RealNodes:
                 "--field-selector", f"spec.nodeName={node}",
             )  # fmt: skip
         # Their volumes were folders of the nodes, now gone.
-        selector = f"{VOLUME_NODE_LABEL} in ({','.join(released)})"
-        self.kube.kubectl("delete", "pv", "--ignore-not-found", "--wait=false", "-l", selector)
+        self.kube.delete_node_volumes(released)
 
     def labels(self) -> dict[str, dict[str, Any]]:
         items = json.loads(self.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]

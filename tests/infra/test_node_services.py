@@ -12,14 +12,8 @@ import yaml
 
 from infra.localcluster import dns, images
 from infra.localcluster import nodes as real_nodes
-from infra.localcluster.control_plane import (
-    KWOKCTL_CONFIG,
-    VOLUME_NODE_LABEL,
-    LocalClusterError,
-    LocalKubernetes,
-    real_node_volumes,
-    volumes,
-)
+from infra.localcluster.control_plane import KWOKCTL_CONFIG, LocalClusterError, LocalKubernetes
+from infra.localcluster.local_volumes import VOLUME_NODE_LABEL, real_node_volumes, volumes
 from infra.localcluster.node_config import (
     API_SERVICE_IP,
     CLUSTER_DOMAIN,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -148,9 +149,41 @@ def test_recording_an_archive_that_exists_keeps_it_for_this_install(
     archive = with_archive_file(env)
     archive.with_suffix(".install").write_text(str(tmp_path / "clone-a" / "pyspark"))
     assert class_archive_recorder.record(env) == archive
-    assert archive.with_suffix(".install").read_text() == str(jars.parent)
+    assert archive.with_suffix(".install").read_text().split() == [str(jars.parent)]
     class_archive_recorder.remove_archives_of_removed_installs(archive.parent)
     assert archive.is_file()
+
+
+def test_a_shared_archive_stays_while_any_install_that_asked_for_it_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived checkout and the CI clones after it share one archive: the last clone
+    going must not take it from the checkout."""
+    env = fake_jdk(tmp_path / "jdk")
+    pyspark_install(tmp_path / "checkout", monkeypatch)
+    archive = with_archive_file(env)
+    class_archive_recorder.record(env)
+    clone = pyspark_install(tmp_path / "ci-clone", monkeypatch)
+    class_archive_recorder.record(env)
+    installs = archive.with_suffix(".install").read_text().split()
+    assert installs == [str(tmp_path / "checkout" / "pyspark"), str(clone.parent)]
+    shutil.rmtree(tmp_path / "ci-clone")
+    class_archive_recorder.remove_archives_of_removed_installs(archive.parent)
+    assert archive.is_file()
+    shutil.rmtree(tmp_path / "checkout")
+    class_archive_recorder.remove_archives_of_removed_installs(archive.parent)
+    assert not archive.exists()
+
+
+def test_a_spark_home_chosen_elsewhere_is_the_one_the_recording_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's runs use a SPARK_HOME the user set: the archive must match its jars, not
+    links to pyspark's own."""
+    jars = pyspark_install(tmp_path / "site", monkeypatch)
+    own = class_archive_recorder.uses_pyspark_home
+    assert own({}) and own({"SPARK_HOME": str(jars.parent)})
+    assert not own({"SPARK_HOME": str(tmp_path / "spark-4.0.1-bin-hadoop3")})
 
 
 def test_the_recording_runs_from_links_that_outlive_the_checkout(
