@@ -22,7 +22,7 @@ from tests.kafka.conftest import stack_values
 
 pytestmark = pytest.mark.kafka
 DRAINED = 4
-MOVE = re.compile(r"^  (.+)-\d+: \[([\d,]+)\] -> \[([\d,]+)\]$", re.MULTILINE)  # a plan's line
+MOVE = re.compile(r"^  (.+)-(\d+): \[[\d,]+\] -> \[([\d,]+)\]$", re.MULTILINE)  # a plan's line
 HELD = re.compile(r"replicas per broker after: (.*)")
 
 
@@ -98,11 +98,13 @@ def test_rebalance_plans_only_once_a_declared_broker_is_live_again(
             waiting.wait()
     assert waiting.returncode == 0, output
     assert said[-1].startswith(f"waiting for broker(s) {DRAINED}:"), output
-    moves = MOVE.findall(output)
-    kept = [(was, now) for topic, was, now in moves if topic == "waiting"]
-    assert all(
-        str(DRAINED) not in was.split(",") or str(DRAINED) in now.split(",") for was, now in kept
-    ), output
+    # Balancing may still move one of its replicas to its rack-mate (Kafka's placement need not
+    # be even within a rack); planned while it was down, it would hold none of the topic's.
+    after = {partition: p["replicas"] for partition, p in before.items()}
+    for topic, partition, now in MOVE.findall(output):
+        if topic == "waiting":
+            after[partition] = [int(b) for b in now.split(",")]
+    assert sum(DRAINED in replicas for replicas in after.values()) > 0, output
     held = HELD.search(output)
     assert held, output
     counts = dict(pair.split(":") for pair in held.group(1).split(", "))
