@@ -148,3 +148,30 @@ def test_a_part_built_without_debug_information_still_names_where_it_panicked(
     crashed = subprocess.run([binary], capture_output=True, text=True, check=False)
     assert crashed.returncode == 2, crashed
     assert "main.crash(" in crashed.stderr and "main.go:3" in crashed.stderr, crashed.stderr
+
+
+def test_kafkas_class_archive_shows_why_keytool_failed(repo_root: Path, tmp_path: Path) -> None:
+    """The recording's TLS listener needs a keystore from the JRE's keytool. Its output went to
+    /dev/null, so a failing keytool showed only the broker dying later on a missing keystore."""
+    version = tmp_path / "kafka" / "4.3.1"
+    (version / "lib").mkdir(parents=True)
+    (version / ".complete").write_text("jars\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    keytool = bin_dir / "keytool"
+    said = "keytool error: java.io.IOException: disk full"
+    keytool.write_text(f"#!/bin/sh\necho '{said}' >&2\nexit 1\n")
+    keytool.chmod(0o755)
+    env = {
+        **os.environ,
+        "KAFKASTACK_CACHE": str(tmp_path),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
+    script = repo_root / "scripts" / "kafka" / "class-archive.sh"
+    failed = subprocess.run(
+        [script, "4.3.1"], env=env, capture_output=True, text=True, check=False, timeout=120
+    )
+    assert failed.returncode != 0, failed.stderr
+    assert "keytool -genkeypair failed" in failed.stderr, failed.stderr
+    assert said in failed.stderr, failed.stderr
+    assert not (version / "kafka.jsa").exists()

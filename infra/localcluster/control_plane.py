@@ -81,6 +81,13 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 # Brokers and quorum pods each want a node of their own: the committed local stack's sizing puts
 # 4 brokers and up to 2 controllers in a zone; one node more leaves room to grow a test stack.
 NODES_PER_ZONE = 7
+# The label telling the fake nodes from real ones: a selector for deleting them all at once.
+FAKE_NODE_LABEL = ("type", "kwok")
+
+
+def is_fake_node(node: dict[str, Any]) -> bool:
+    key, value = FAKE_NODE_LABEL
+    return bool(node["metadata"].get("labels", {}).get(key) == value)
 
 
 @contextlib.contextmanager
@@ -234,7 +241,8 @@ class LocalKubernetes:
         if not self.has_real_nodes():
             self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(fake))
             return
-        self.kubectl("delete", "nodes", "-l", "type=kwok", "--ignore-not-found", "--wait=false")
+        selector = "=".join(FAKE_NODE_LABEL)
+        self.kubectl("delete", "nodes", "-l", selector, "--ignore-not-found", "--wait=false")
         self.delete_node_volumes([n["metadata"]["name"] for n in fake])
 
     def delete_node_volumes(self, names: list[str]) -> None:
@@ -257,15 +265,21 @@ class LocalKubernetes:
     def add_volumes(self, storage_classes: dict[str, str]) -> None:
         """Node-local volumes for a stack's StorageClasses (role → class name), on every node:
         the real ones running now (their folders are created here), else the fake ones."""
-        real = real_node_volumes(self.workdir / "nodes")
-        hosts = {} if real else {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
-        for name, folder in real.items():
-            hosts[name] = folder
+        hosts = self.volume_hosts()
+        for folder in hosts.values():
+            if folder == FAKE_VOLUME_ROOT:
+                continue  # never mounted: kwok only pretends to run the pods
             for role, class_name in storage_classes.items():
                 for v in range(VOLUMES_PER_NODE[role]):
                     (folder / f"{class_name}-{v}").mkdir(parents=True, exist_ok=True)
         objects = volumes(storage_classes, hosts)
         self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(objects))
+
+    def volume_hosts(self) -> dict[str, Path]:
+        """Whose volumes a stack gets (node → folder of its volumes): the real nodes running
+        now, else the fake ones (apply_fake_nodes: never both)."""
+        real = real_node_volumes(self.workdir / "nodes")
+        return real or {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
 
     def release_stack(self, namespace: str, storage_classes: list[str]) -> None:
         """Delete a stack's namespace and StorageClasses (cluster-wide: another stack's engine
@@ -372,7 +386,7 @@ def nodes() -> list[dict[str, Any]]:
                         "name": name,
                         "annotations": {"kwok.x-k8s.io/node": "fake"},
                         "labels": {
-                            "type": "kwok",
+                            FAKE_NODE_LABEL[0]: FAKE_NODE_LABEL[1],
                             "kubernetes.io/hostname": name,
                             "topology.kubernetes.io/zone": zone,
                         },

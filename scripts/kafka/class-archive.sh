@@ -33,13 +33,15 @@ record() {
   # describe over it took 1.74 CPU-seconds without them in the archive, 1.57 with). The key
   # and certificate come from the JRE's keytool: nothing beyond Java is needed.
   local secret=kafkastack-classes
-  keytool -genkeypair -keystore "$work/server.p12" -storetype PKCS12 -storepass $secret \
+  # Its words only when it fails (the broker would then die on a missing keystore, which says less).
+  keys() { keytool "$@" >"$work/keytool.log" 2>&1 || { echo "class-archive.sh: keytool $1 failed:" >&2; cat "$work/keytool.log" >&2; return 1; }; }
+  keys -genkeypair -keystore "$work/server.p12" -storetype PKCS12 -storepass $secret \
     -alias node -keyalg RSA -keysize 2048 -validity 2 -dname CN=localhost \
-    -ext SAN=ip:127.0.0.1 >/dev/null 2>&1
-  keytool -exportcert -keystore "$work/server.p12" -storepass $secret -alias node -rfc \
-    -file "$work/node.pem" >/dev/null 2>&1
-  keytool -importcert -noprompt -keystore "$work/trust.p12" -storetype PKCS12 \
-    -storepass $secret -alias node -file "$work/node.pem" >/dev/null 2>&1
+    -ext SAN=ip:127.0.0.1 || return 1
+  keys -exportcert -keystore "$work/server.p12" -storepass $secret -alias node -rfc \
+    -file "$work/node.pem" || return 1
+  keys -importcert -noprompt -keystore "$work/trust.p12" -storetype PKCS12 \
+    -storepass $secret -alias node -file "$work/node.pem" || return 1
   local login="org.apache.kafka.common.security.scram.ScramLoginModule required"
   login="$login username=\"admin\" password=\"$secret\";"
   cat > "$work/server.properties" <<EOF

@@ -11,8 +11,10 @@ from infra.localcluster import images
 from infra.localcluster.control_plane import (
     LocalClusterError,
     LocalKubernetes,
+    is_fake_node,
     nodes,
 )
+from infra.localcluster.local_volumes import FAKE_VOLUME_ROOT
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
 from infra.localcluster.real_stack import (
@@ -120,14 +122,17 @@ def test_a_cluster_has_real_nodes_while_a_started_nodes_folder_says_so(
 ) -> None:
     """What decides whether the fake nodes are there (`apply_fake_nodes`) and whose volumes a
     stack gets (`add_volumes`)."""
-    assert all(n["metadata"]["labels"]["type"] == "kwok" for n in nodes())
+    assert all(is_fake_node(n) for n in nodes())
     monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path))
     kube = LocalKubernetes("real-node-test")
     assert not kube.has_real_nodes()
+    assert kube.volume_hosts() == {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
     started = kube.workdir / "nodes" / "real-node-test-nodes-0"
     started.mkdir(parents=True)
     (started / "node.json").write_text("{}")
     assert kube.has_real_nodes()
+    # The fake nodes are gone while real ones run: none of their volumes is made then.
+    assert kube.volume_hosts() == {started.name: started / "volumes"}
 
 
 def test_dedicated_variant_has_one_kraft_controller_per_zone_beside_the_brokers(

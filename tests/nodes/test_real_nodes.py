@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from infra.localcluster import host, images
-from infra.localcluster.control_plane import ZONES
+from infra.localcluster.control_plane import ZONES, is_fake_node
 from infra.localcluster.nodes import RealNodes
 from infra.toolchain import pinned_versions as versions_env
 from tests.nodes.pods import create as _create
@@ -37,7 +37,7 @@ def test_nodes_are_real_kubelets_ready_in_three_zones(real_nodes: RealNodes) -> 
         assert "kwok.x-k8s.io/node" not in item["metadata"].get("annotations", {})
     # While real nodes run the fake ones are gone: no pod lands where nothing would run it.
     listed = json.loads(real_nodes.kube.kubectl("get", "nodes", "-o", "json").stdout)["items"]
-    fake = [n["metadata"]["name"] for n in listed if n["metadata"]["labels"].get("type") == "kwok"]
+    fake = [n["metadata"]["name"] for n in listed if is_fake_node(n)]
     assert fake == []
 
 
