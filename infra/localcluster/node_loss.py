@@ -10,7 +10,9 @@ grace, 40 s as in any Kubernetes cluster) marks the node NotReady and takes its 
 every Service: until then the cluster DNS Service still sends part of the lookups to the
 CoreDNS replica that died with the node, so a client started in that window may fail to
 resolve the bootstrap name. The proof writes with a new client only once the cluster has
-noticed, as an operator's tooling would see it, and reports both clocks.
+noticed, as an operator's tooling would see it, and reports both clocks; the node running the
+client may still route a lookup to the lost replica for a moment after that (kube-proxy has yet
+to rewrite its rules), so a new client that resolved nothing is started again.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from infra.localcluster.disruptions import (
     watcher_of,
 )
 from infra.localcluster.isr_watch import min_isr_seen
-from infra.localcluster.pod_client import Acked
+from infra.localcluster.pod_client import Acked, PodClient
 from infra.model import labels
 
 
@@ -80,6 +82,29 @@ def _noticed(stack: DeployedStack, node: str) -> bool:
     )
 
 
+# A Kafka client that resolves none of its bootstrap addresses stops before it sends anything.
+UNRESOLVED = "No resolvable bootstrap urls"
+RESOLVE_SECONDS = 60
+
+
+def produce_once_resolved(
+    client: PodClient, topic: str, count: int
+) -> tuple[list[Acked], list[str]]:
+    """`client.produce`, started again while the new producer cannot resolve the bootstrap
+    name. Noticed by the control plane (`_noticed`) is not yet seen by kube-proxy: until it
+    has rewritten the client node's rules, part of the lookups still go to the CoreDNS replica
+    that died with the node (a CI run's producer failed so, right after the EndpointSlices
+    had dropped it). Such a producer sent nothing, so nothing acknowledged is lost."""
+    deadline = time.monotonic() + RESOLVE_SECONDS
+    while True:
+        try:
+            return client.produce(topic, count=count)
+        except LocalClusterError as failed:
+            if UNRESOLVED not in str(failed) or time.monotonic() > deadline:
+                raise
+        time.sleep(1)
+
+
 def lose_node(
     stack: DeployedStack,
     topic: str,
@@ -125,7 +150,7 @@ def lose_node(
         noticed = _since(
             lost_at, lambda: _noticed(stack, node.name), f"{node.name} noticed as lost", 180
         )
-        acked_down, errors_down = client.produce(topic, count=200)
+        acked_down, errors_down = produce_once_resolved(client, topic, count=200)
         if while_down is not None:
             while_down(pod["name"])
         back_at = time.monotonic()
