@@ -114,6 +114,11 @@ def check_safety(c: StackConfig) -> None:
         )
     if c.kafka_release < (3, 9, 0):
         raise _refuse("kafka_version", f"{c.kafka_version} is not supported; use 3.9.x or 4.x")
+    if c.polling.metadata_idle_interval_ms is not None and c.quorum.kind != "kraft":
+        raise _refuse(
+            "polling.metadata_idle_interval_ms",
+            "only KRaft controllers write a metadata log; remove it in ZooKeeper mode",
+        )
     if c.quorum.combined and not c.small:
         raise _refuse(
             "quorum.combined",

@@ -86,6 +86,35 @@ class ResourcesConfig(_Model):
         return value
 
 
+# A follower whose fetch waits near replica.lag.time.max.ms (30 s) at an idle leader is dropped
+# from the in-sync set between two fetches: a third of it is the longest wait allowed.
+MAX_REPLICA_FETCH_WAIT_MS = 10_000
+MAX_METADATA_IDLE_MS = 60_000
+
+
+class PollingConfig(_Model):
+    """How often idle Kafka servers wake each other; Kafka's defaults (500 ms each) unless set.
+
+    Under load neither wait is reached (a fetch returns as soon as there is data), so they set
+    what an idle cluster costs: a local cluster of many JVMs on two cores spends about half of
+    its idle brokers' CPU on them (docs/provisioning.md, "Idle polling")."""
+
+    replica_fetch_wait_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_REPLICA_FETCH_WAIT_MS,
+        description="replica.fetch.wait.max.ms: how long a follower's fetch waits at its "
+        "leader for data",
+    )
+    metadata_idle_interval_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_METADATA_IDLE_MS,
+        description="metadata.max.idle.interval.ms (KRaft): how often the active controller "
+        "appends a no-op record to an idle metadata log, which every node then fetches",
+    )
+
+
 class StackConfig(_Model):
     environment: str
     kafka_version: str = "4.3.1"
@@ -104,6 +133,7 @@ class StackConfig(_Model):
     external: ExternalConfig = ExternalConfig()
     security: SecurityConfig = SecurityConfig()
     resources: ResourcesConfig = ResourcesConfig()
+    polling: PollingConfig = PollingConfig()
     images: ImagesConfig = ImagesConfig()
     skip_await: bool = Field(default=False, description="never wait on readiness (kwok, CI)")
     allow_unverified_broker_removal: bool = Field(

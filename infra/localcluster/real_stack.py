@@ -104,6 +104,12 @@ def dedicated_controllers(values: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def without_kraft_polling(polling: dict[str, Any]) -> dict[str, Any]:
+    """A stack's `polling` for ZooKeeper mode: the metadata log's no-op interval is KRaft's
+    alone (stack validation refuses it there); the followers' fetch wait stays."""
+    return {k: v for k, v in polling.items() if k != "metadata_idle_interval_ms"}
+
+
 def zookeeper_mode(values: dict[str, Any]) -> dict[str, Any]:
     """The real-node variant's values → its ZooKeeper-mode twin: Kafka 3.9 on the images built
     here, a three-server ensemble in place of the combined KRaft quorum. Brokers and ZooKeeper
@@ -111,6 +117,8 @@ def zookeeper_mode(values: dict[str, Any]) -> dict[str, Any]:
     result = copy.deepcopy(values)
     result["kafka_version"] = images.KAFKA_ZOOKEEPER_MODE.tag
     result["quorum"] = {"kind": "zookeeper", "nodes": ZOOKEEPER_SERVERS}
+    if "polling" in result:
+        result["polling"] = without_kraft_polling(result["polling"])
     result["images"]["zookeeper"] = {"image": images.ZOOKEEPER.ref}
     result["sizing"]["cluster"]["quorum"].update(kind="zookeeper", nodes=ZOOKEEPER_SERVERS)
     return result

@@ -212,8 +212,28 @@ class BrokerConfig:
             )
         return self
 
+    def with_polling(self) -> BrokerConfig:
+        values = replica_polling(self.model)
+        if self._serves_controller():
+            values.update(metadata_polling(self.model))
+        if values:
+            self.builder.section("idle polling (the stack's polling)", values)
+        return self
+
     def build(self) -> PropertiesBuilder:
         return self.builder
+
+
+def replica_polling(model: ClusterModel) -> dict[str, object]:
+    """A broker's follower fetch wait, when the stack sets one (`polling`)."""
+    wait = model.config.polling.replica_fetch_wait_ms
+    return {} if wait is None else {"replica.fetch.wait.max.ms": wait}
+
+
+def metadata_polling(model: ClusterModel) -> dict[str, object]:
+    """A KRaft controller's no-op interval, when the stack sets one (`polling`)."""
+    idle = model.config.polling.metadata_idle_interval_ms
+    return {} if idle is None else {"metadata.max.idle.interval.ms": idle}
 
 
 def pem_files() -> dict[str, object]:
@@ -258,6 +278,7 @@ def broker_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         .with_threads()
         .with_security()
         .with_authorization()
+        .with_polling()
         .build()
     )
 
@@ -292,4 +313,6 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
         )
     if model.config.authorization:
         builder.section("authorization (deny unless an ACL allows)", authorization(model))
+    if polling := metadata_polling(model):
+        builder.section("idle polling (the stack's polling)", polling)
     return builder

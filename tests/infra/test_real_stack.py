@@ -77,6 +77,9 @@ def test_zookeeper_variant_is_kafka_3_9_with_an_ensemble_on_the_images_built_her
         kraft.network.mode,
         kraft.skip_await,
     )
+    # Its followers idle as the KRaft variant's; ZooKeeper mode has no metadata log to poll.
+    assert config.polling.replica_fetch_wait_ms == kraft.polling.replica_fetch_wait_ms
+    assert kraft.polling.metadata_idle_interval_ms and not config.polling.metadata_idle_interval_ms
 
 
 def test_dual_variant_puts_a_subnet_per_zone_on_the_nodes_host_bridge(

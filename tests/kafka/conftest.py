@@ -19,6 +19,7 @@ import pytest
 
 from infra import render
 from infra.config import load_stack
+from infra.localcluster.real_stack import without_kraft_polling
 from infra.stack_config import StackConfig
 from infra.verify import certificates, network
 from infra.verify.processes import ProcessCluster
@@ -58,10 +59,14 @@ ORDERS_GRANTS = [
 
 
 @functools.cache
-def local_server_jvm_options() -> str | None:
-    """The committed local stack's `resources.server_jvm_options` (read once, through the
-    stack loader): this tier's Kafka servers start as a local cluster's do."""
-    return load_stack(REPO_ROOT / "stacks", "local").resources.server_jvm_options
+def local_server_tuning() -> dict[str, Any]:
+    """The committed local stack's `resources.server_jvm_options` and `polling` (through the
+    stack loader): this tier's Kafka servers start and idle as a local cluster's do."""
+    local = load_stack(REPO_ROOT / "stacks", "local")
+    return {
+        "resources": {"server_jvm_options": local.resources.server_jvm_options},
+        "polling": local.polling.model_dump(exclude_none=True),
+    }
 
 
 def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
@@ -70,12 +75,15 @@ def stack_values(brokers: int, **overrides: Any) -> dict[str, Any]:
         "source": "tests",
         "cluster": sizing_cluster(brokers=brokers),
     }
+    tuning = local_server_tuning()
+    if overrides.get("quorum", {}).get("kind") == "zookeeper":
+        tuning = {**tuning, "polling": without_kraft_polling(tuning["polling"])}
     return {
         "platform": "local",
         "brokers": brokers,
         "sizing": sizing,
         "external": {"mode": "haproxy", "domain": DOMAIN},
-        "resources": {"server_jvm_options": local_server_jvm_options()},
+        **tuning,
         # The second network (on-prem shape), so replication's separation can be measured.
         "network": {"mode": "dual", "replication": {"cidr": "10.20.0.0/24"}},
         **overrides,

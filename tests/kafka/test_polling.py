@@ -1,58 +1,42 @@
-"""The kafka tier's ISR poll on a stand-in cluster (no server: the fast tier): a describe that
-fails while the ZooKeeper-mode controller moves is asked again, not the end of the proof."""
+"""The stack's `polling` on real servers (the local stack's, which this tier's clusters take):
+the brokers run its fetch wait, and the active controller appends its no-op records to an idle
+metadata log that much less often (docs/provisioning.md, "Idle polling")."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+import time
 
 import pytest
 
-from infra.verify.errors import VerifyError
 from infra.verify.processes import ProcessCluster
-from tests.kafka import checks
+from tests.kafka.conftest import local_server_tuning
+from tests.kafka.test_metrics import samples, settled
 
-MOVING = (
-    'client describe failed: KafkaError{code=_TIMED_OUT,str="Timed out waiting for controller"}'
-)
+pytestmark = pytest.mark.kafka
 
-
-class Answers:
-    """`client("describe")` answering from a script: an exception is raised, a dict returned."""
-
-    def __init__(self, *answers: dict[str, Any] | Exception) -> None:
-        self.answers = list(answers)
-        self.asked = 0
-
-    def client(self, op: str, **request: Any) -> dict[str, Any]:
-        assert op == "describe", op
-        answer = self.answers[min(self.asked, len(self.answers) - 1)]
-        self.asked += 1
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
+HIGH_WATERMARK = "kafka_server_raft_metrics_high_watermark"
+WINDOW_SECONDS = 15
+KAFKAS_METADATA_IDLE_MS = 500  # metadata.max.idle.interval.ms's default
 
 
-def isr(*replicas: int) -> dict[str, Any]:
-    return {
-        "partitions": {"0": {"leader": replicas[0], "replicas": [0, 1, 2], "isrs": list(replicas)}}
-    }
-
-
-@pytest.fixture(autouse=True)
-def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks.time, "sleep", lambda _seconds: None)
-
-
-def test_a_describe_failing_while_the_controller_moves_is_asked_again() -> None:
-    cluster = Answers(VerifyError(MOVING), VerifyError(MOVING), isr(1, 2), isr(1))
-    described = checks.wait_for_isr(cast(ProcessCluster, cluster), "t", 1, 1)
-    assert described == isr(1) and cluster.asked == 4
-
-
-def test_a_describe_that_keeps_failing_ends_the_poll_at_its_deadline_naming_why() -> None:
-    cluster = Answers(VerifyError(MOVING))
-    with pytest.raises(
-        AssertionError, match=r"t: the ISR could not be read: .*waiting for controller"
-    ):
-        checks.wait_for_isr(cast(ProcessCluster, cluster), "t", 1, 1, timeout=0)
-    assert cluster.asked == 1
+def test_the_servers_run_the_stacks_idle_polling(kraft: ProcessCluster) -> None:
+    polling = local_server_tuning()["polling"]
+    for broker in kraft.brokers:
+        configs = kraft.client("describe_configs", broker=broker.entry["node_id"])["configs"]
+        assert configs["replica.fetch.wait.max.ms"] == [
+            str(polling["replica_fetch_wait_ms"]),
+            "STATIC_BROKER_CONFIG",
+        ], broker.name
+    # Idle, the metadata log grows by the active controller's no-op records (and any ISR
+    # change a test before left going): Kafka's 500 ms would append about 30 in the window.
+    controller = kraft.quorum[0].entry["client_host"]
+    settled(kraft)
+    first = samples(kraft.metrics(controller))[HIGH_WATERMARK]
+    began = time.monotonic()
+    time.sleep(WINDOW_SECONDS)  # the window measured, not a wait for a condition
+    grown = samples(kraft.metrics(controller))[HIGH_WATERMARK] - first
+    elapsed = time.monotonic() - began
+    kafkas_default = elapsed * 1000 / KAFKAS_METADATA_IDLE_MS
+    assert polling["metadata_idle_interval_ms"] >= 4 * KAFKAS_METADATA_IDLE_MS
+    assert grown < kafkas_default / 2, f"{grown:.0f} records in {elapsed:.0f} s of an idle cluster"
+    print(f"\nidle metadata log: {grown:.0f} records in {elapsed:.0f} s")
