@@ -14,6 +14,7 @@ import yaml
 from infra.localcluster import cert_manager
 from infra.localcluster.control_plane import LocalKubernetes
 from infra.localcluster.provision import local_engine
+from infra.localcluster.real_stack import without_kraft_polling
 from infra.model import labels, security
 from tests.cluster.conftest import deploy
 from tests.infra.conftest import apply_sizing
@@ -29,6 +30,9 @@ def test_a_renewal_zookeeper_cannot_reload_rolls_only_its_server(
     document = yaml.safe_load(own_stack.read_text())
     document["config"]["kafkastack:kafka_version"] = "3.9.1"
     document["config"]["kafkastack:quorum"] = QUORUM
+    # ZooKeeper mode has no metadata log to poll: the local stack's no-op interval is refused.
+    polling = document["config"]["kafkastack:polling"]
+    document["config"]["kafkastack:polling"] = without_kraft_polling(polling)
     own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
     sized = {"kind": "zookeeper", "nodes": 3, "cpu": 1.0, "memory_gib": 2.0, "heap_gib": 1.0}
     apply_sizing(
