@@ -59,10 +59,15 @@ ORDERS_GRANTS = [
 
 
 @functools.cache
+def _local_stack() -> StackConfig:
+    return load_stack(REPO_ROOT / "stacks", "local")
+
+
 def local_server_tuning() -> dict[str, Any]:
-    """The committed local stack's `resources.server_jvm_options` and `polling` (through the
-    stack loader): this tier's Kafka servers start and idle as a local cluster's do."""
-    local = load_stack(REPO_ROOT / "stacks", "local")
+    """The committed local stack's `resources.server_jvm_options` and `polling` (read once,
+    through the stack loader; a new dict each call): this tier's Kafka servers start and idle
+    as a local cluster's do."""
+    local = _local_stack()
     return {
         "resources": {"server_jvm_options": local.resources.server_jvm_options},
         "polling": local.polling.model_dump(exclude_none=True),

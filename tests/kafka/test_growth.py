@@ -98,12 +98,18 @@ def test_rebalance_plans_only_once_a_declared_broker_is_live_again(
             waiting.wait()
     assert waiting.returncode == 0, output
     assert said[-1].startswith(f"waiting for broker(s) {DRAINED}:"), output
-    # Balancing may still move one of its replicas to its rack-mate (Kafka's placement need not
-    # be even within a rack); planned while it was down, it would hold none of the topic's.
+    # Balancing may still move some of its replicas to its rack-mate (Kafka's placement need not
+    # be even within a rack): another broker of its rack takes each; planned while it was
+    # down, it would hold none of the topic's.
+    racks = {b["node_id"]: b["zone"] for b in cluster.topology["brokers"]}
     after = {partition: p["replicas"] for partition, p in before.items()}
     for topic, partition, now in MOVE.findall(output):
-        if topic == "waiting":
-            after[partition] = [int(b) for b in now.split(",")]
+        if topic != "waiting":
+            continue
+        after[partition] = [int(b) for b in now.split(",")]
+        if DRAINED in before[partition]["replicas"] and DRAINED not in after[partition]:
+            taken = set(after[partition]) - set(before[partition]["replicas"])
+            assert any(racks[b] == racks[DRAINED] for b in taken), output
     assert sum(DRAINED in replicas for replicas in after.values()) > 0, output
     held = HELD.search(output)
     assert held, output
