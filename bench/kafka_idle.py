@@ -1,12 +1,13 @@
 """What an idle Kafka cluster costs a minute, with Kafka's idle polling and with the committed
 local stack's (`polling`: an idle follower's fetch wait, the active controller's no-op
 interval), each cluster started as `kafkastack verify` starts it (the kafka tier's harness:
-network namespaces, TLS replication, SCRAM clients, the JMX agent, the pods' sidecars).
+network namespaces, TLS replication, SCRAM clients, the JMX agent, the pods' sidecars; no
+HAProxy).
 
 Each round renders the local-like stack with 3 brokers and 3 controllers, starts it, creates
-topics (`--partitions` in all, RF 3), lets it settle, then counts the CPU-seconds every process
-it started spends over `--seconds` (from /proc). Kafka's defaults and the local stack's
-alternate, so drift hits both alike. Prints figures only.
+topics (`--partitions` in all, RF 3), waits until every replica is in sync, then counts the
+CPU-seconds its servers and sidecars spend over `--seconds` (from /proc). Kafka's defaults and
+the local stack's alternate, so drift hits both alike. Prints figures only.
 
     sudo .venv/bin/python bench/kafka_idle.py [--rounds 2] [--seconds 120] [--partitions 60]
 """
@@ -14,7 +15,6 @@ alternate, so drift hits both alike. Prints figures only.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
@@ -23,12 +23,12 @@ from typing import Any
 
 from infra import render
 from infra.config import load_stack, parse_stack_config
+from infra.verify.cpu_time import group_cpu_seconds
 from infra.verify.processes import ProcessCluster
 from spark_sizing.contract import SizingReport
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "infra" / "fixtures" / "sizing.json"
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def stack(polling: dict[str, Any]) -> dict[str, Any]:
@@ -47,34 +47,12 @@ def stack(polling: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def descendants_cpu(root: int) -> dict[int, tuple[str, float]]:
-    """pid → (command, CPU-seconds) of every live process below `root`."""
-    parents: dict[int, int] = {}
-    seen: dict[int, tuple[str, float]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        command = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        parents[int(entry.name)] = int(fields[1])
-        seen[int(entry.name)] = (command, (int(fields[11]) + int(fields[12])) / TICKS)
-
-    def below(pid: int) -> bool:
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == root:
-                return True
-        return False
-
-    return {pid: value for pid, value in seen.items() if below(pid)}
+PARTITIONS_PER_TOPIC = 10
 
 
 def in_sync(partitions: dict[str, dict[str, Any]]) -> bool:
-    return len(partitions) == 10 and all(len(p["isrs"]) == 3 for p in partitions.values())
+    whole = len(partitions) == PARTITIONS_PER_TOPIC
+    return whole and all(len(p["isrs"]) == 3 for p in partitions.values())
 
 
 def idle_cost(polling: dict[str, Any], root: Path, partitions: int, seconds: float) -> float:
@@ -84,18 +62,23 @@ def idle_cost(polling: dict[str, Any], root: Path, partitions: int, seconds: flo
     cluster = ProcessCluster(root / "render", root / "run")
     cluster.start()
     try:
-        topics = [f"idle-{n}" for n in range(partitions // 10)]
+        topics = [f"idle-{n}" for n in range(partitions // PARTITIONS_PER_TOPIC)]
         for topic in topics:
-            cluster.client("create_topic", topic=topic, partitions=10, rf=3)
+            cluster.client("create_topic", topic=topic, partitions=PARTITIONS_PER_TOPIC, rf=3)
         for topic in topics:  # counted once every follower fetches: all in sync
             while not in_sync(cluster.client("describe", topic=topic)["partitions"]):
                 time.sleep(0.5)
-        before = descendants_cpu(os.getpid())
+        # Each server and sidecar leads a process group of its own (its mount script, then java).
+        groups = [
+            process.pid
+            for node in cluster.nodes
+            for process in [*node.sidecars, *([node.process] if node.process else [])]
+        ]
+        before = group_cpu_seconds(groups)
         time.sleep(seconds)  # the window measured
-        after = descendants_cpu(os.getpid())
+        spent = group_cpu_seconds(groups) - before
     finally:
         cluster.close()
-    spent = sum(cpu - before[pid][1] for pid, (_, cpu) in after.items() if pid in before)
     return spent * 60 / seconds
 
 
@@ -107,6 +90,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--partitions", type=int, default=60)
     args = parser.parse_args()
+    if args.partitions <= 0 or args.partitions % PARTITIONS_PER_TOPIC:
+        parser.error(f"--partitions: a positive multiple of {PARTITIONS_PER_TOPIC} (topics of 10)")
     local = load_stack(ROOT / "stacks", "local").polling.model_dump(exclude_none=True)
     variants = {"Kafka's defaults": {}, f"local stack's {local}": local}
     results: dict[str, list[float]] = {label: [] for label in variants}

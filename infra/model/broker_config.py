@@ -14,6 +14,7 @@ from infra.model.nodes import Node
 from infra.model.paths import KEYSTORE_FILE, METADATA_DIR, TRUSTSTORE_FILE
 
 RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+POLLING_SECTION = "idle polling (the stack's polling)"
 
 
 @dataclass
@@ -217,7 +218,7 @@ class BrokerConfig:
         if self._serves_controller():
             values.update(metadata_polling(self.model))
         if values:
-            self.builder.section("idle polling (the stack's polling)", values)
+            self.builder.section(POLLING_SECTION, values)
         return self
 
     def build(self) -> PropertiesBuilder:
@@ -314,5 +315,5 @@ def controller_properties(model: ClusterModel, node: Node) -> PropertiesBuilder:
     if model.config.authorization:
         builder.section("authorization (deny unless an ACL allows)", authorization(model))
     if polling := metadata_polling(model):
-        builder.section("idle polling (the stack's polling)", polling)
+        builder.section(POLLING_SECTION, polling)
     return builder
