@@ -174,4 +174,3 @@ def test_kafkas_class_archive_shows_why_keytool_failed(repo_root: Path, tmp_path
     assert failed.returncode != 0, failed.stderr
     assert "keytool -genkeypair failed" in failed.stderr, failed.stderr
     assert said in failed.stderr, failed.stderr
-    assert not (version / "kafka.jsa").exists()

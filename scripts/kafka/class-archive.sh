@@ -34,7 +34,12 @@ record() {
   # and certificate come from the JRE's keytool: nothing beyond Java is needed.
   local secret=kafkastack-classes
   # Its words only when it fails (the broker would then die on a missing keystore, which says less).
-  keys() { keytool "$@" >"$work/keytool.log" 2>&1 || { echo "class-archive.sh: keytool $1 failed:" >&2; cat "$work/keytool.log" >&2; return 1; }; }
+  keys() {
+    keytool "$@" >"$work/keytool.log" 2>&1 && return 0
+    echo "class-archive.sh: keytool $1 failed:" >&2
+    cat "$work/keytool.log" >&2
+    return 1
+  }
   keys -genkeypair -keystore "$work/server.p12" -storetype PKCS12 -storepass $secret \
     -alias node -keyalg RSA -keysize 2048 -validity 2 -dname CN=localhost \
     -ext SAN=ip:127.0.0.1 || return 1

@@ -31,7 +31,7 @@ def test_a_renewal_zookeeper_cannot_reload_rolls_only_its_server(
     document["config"]["kafkastack:kafka_version"] = "3.9.1"
     document["config"]["kafkastack:quorum"] = QUORUM
     # ZooKeeper mode has no metadata log to poll: the local stack's no-op interval is refused.
-    polling = document["config"]["kafkastack:polling"]
+    polling = document["config"].get("kafkastack:polling", {})
     document["config"]["kafkastack:polling"] = without_kraft_polling(polling)
     own_stack.write_text(yaml.safe_dump(document, sort_keys=False))
     sized = {"kind": "zookeeper", "nodes": 3, "cpu": 1.0, "memory_gib": 2.0, "heap_gib": 1.0}
