@@ -29,6 +29,7 @@ from spark_sizing.contract import SizingReport
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "infra" / "fixtures" / "sizing.json"
+PARTITIONS_PER_TOPIC = 10
 
 
 def stack(polling: dict[str, Any]) -> dict[str, Any]:
@@ -45,9 +46,6 @@ def stack(polling: dict[str, Any]) -> dict[str, Any]:
         "polling": polling,
         "sizing": {"schema_version": "1.0", "source": "bench", "cluster": cluster},
     }
-
-
-PARTITIONS_PER_TOPIC = 10
 
 
 def in_sync(partitions: dict[str, dict[str, Any]]) -> bool:
@@ -91,7 +89,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=60)
     args = parser.parse_args()
     if args.partitions <= 0 or args.partitions % PARTITIONS_PER_TOPIC:
-        parser.error(f"--partitions: a positive multiple of {PARTITIONS_PER_TOPIC} (topics of 10)")
+        parser.error(
+            f"--partitions: a positive multiple of {PARTITIONS_PER_TOPIC}, each topic's count"
+        )
     local = load_stack(ROOT / "stacks", "local").polling.model_dump(exclude_none=True)
     variants = {"Kafka's defaults": {}, f"local stack's {local}": local}
     results: dict[str, list[float]] = {label: [] for label in variants}

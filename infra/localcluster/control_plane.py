@@ -386,7 +386,7 @@ def nodes() -> list[dict[str, Any]]:
                         "name": name,
                         "annotations": {"kwok.x-k8s.io/node": "fake"},
                         "labels": {
-                            FAKE_NODE_LABEL[0]: FAKE_NODE_LABEL[1],
+                            **dict([FAKE_NODE_LABEL]),
                             "kubernetes.io/hostname": name,
                             "topology.kubernetes.io/zone": zone,
                         },

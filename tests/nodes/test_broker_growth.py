@@ -58,7 +58,7 @@ from tests.nodes.pods import restarts
 GROWN = BROKERS + 2
 TOPIC = "growth"
 PARTITIONS = 6
-# Bulk data beside the keyed records, for the throttle to show: about 6 MB reach each new broker.
+# Bulk data beside the keyed records, for the throttle to show: about 12 MB reach each new broker.
 BULK = "bulk"
 BULK_MB = 24
 THROTTLE_MB_S = 0.25
