@@ -33,6 +33,7 @@ from infra.localcluster.local_volumes import (
 )
 from infra.localcluster.loop_volumes import volume_leftover
 from infra.localcluster.node_config import API_SERVICE_IP, SERVICE_CIDR
+from infra.localcluster.zones import FAKE_NODE_LABEL, fake_nodes
 
 CRDS = Path(__file__).resolve().parent / "crds"
 NAME = "kafkastack"
@@ -77,17 +78,6 @@ componentsPatches:
   - key: service-cluster-ip-range
     value: {SERVICE_CIDR}
 """
-ZONES = ("zone-a", "zone-b", "zone-c")
-# Brokers and quorum pods each want a node of their own: the committed local stack's sizing puts
-# 4 brokers and up to 2 controllers in a zone; one node more leaves room to grow a test stack.
-NODES_PER_ZONE = 7
-# The label telling the fake nodes from real ones: a selector for deleting them all at once.
-FAKE_NODE_LABEL = ("type", "kwok")
-
-
-def is_fake_node(node: dict[str, Any]) -> bool:
-    key, value = FAKE_NODE_LABEL
-    return bool(node["metadata"].get("labels", {}).get(key) == value)
 
 
 @contextlib.contextmanager
@@ -237,7 +227,7 @@ class LocalKubernetes:
         fake nodes go, with the volumes made for them: kwok then heartbeats no Node nobody uses
         (21 of them cost the apiserver and etcd 0.9 CPU-seconds a minute) and a stack's release
         deletes only its real nodes' volumes."""
-        fake = nodes()
+        fake = fake_nodes(self.name)
         if not self.has_real_nodes():
             self.kubectl("apply", "--server-side", "-f", "-", stdin=_documents(fake))
             return
@@ -279,7 +269,7 @@ class LocalKubernetes:
         """Whose volumes a stack gets (node → folder of its volumes): the real nodes running
         now, else the fake ones (apply_fake_nodes: never both)."""
         real = real_node_volumes(self.workdir / "nodes")
-        return real or {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
+        return real or {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in fake_nodes(self.name)}
 
     def release_stack(self, namespace: str, storage_classes: list[str]) -> None:
         """Delete a stack's namespace and StorageClasses (cluster-wide: another stack's engine
@@ -365,33 +355,3 @@ def _job_pod(pod: dict[str, Any]) -> bool:
 
 def _documents(objects: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(objects, sort_keys=False)
-
-
-def node_name(zone: str, index: int) -> str:
-    return f"{NAME}-{zone}-{index}"
-
-
-def nodes() -> list[dict[str, Any]]:
-    """Fake nodes kwok keeps Ready, labelled with zone and hostname like cloud nodes."""
-    result = []
-    for zone in ZONES:
-        for i in range(1, NODES_PER_ZONE + 1):
-            name = node_name(zone, i)
-            capacity = {"cpu": "32", "memory": "128Gi", "pods": "110"}
-            result.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {
-                        "name": name,
-                        "annotations": {"kwok.x-k8s.io/node": "fake"},
-                        "labels": {
-                            **dict([FAKE_NODE_LABEL]),
-                            "kubernetes.io/hostname": name,
-                            "topology.kubernetes.io/zone": zone,
-                        },
-                    },
-                    "status": {"capacity": capacity, "allocatable": capacity},
-                }
-            )
-    return result

@@ -22,7 +22,7 @@ from typing import Any
 
 from infra import toolchain
 from infra.localcluster import dns, host, images, node_disk
-from infra.localcluster.control_plane import ZONES, LocalClusterError, LocalKubernetes
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.loop_volumes import install_driver
 from infra.localcluster.node_config import (
     BRIDGE_CONF,
@@ -37,6 +37,7 @@ from infra.localcluster.node_config import (
     kubelet_config,
     multus_config,
 )
+from infra.localcluster.zones import ZONES
 
 NODE_BINARIES = ("kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "ctr")
 # The nodes tier's cluster, which the benchmarks on real nodes replace too: the nodes' chains

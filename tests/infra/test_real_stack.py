@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from infra.config import load_stack
 from infra.localcluster import images
-from infra.localcluster.control_plane import (
-    LocalClusterError,
-    LocalKubernetes,
-    is_fake_node,
-    nodes,
-)
+from infra.localcluster.control_plane import LocalClusterError, LocalKubernetes
 from infra.localcluster.local_volumes import FAKE_VOLUME_ROOT
 from infra.localcluster.node_config import replication_bridge
 from infra.localcluster.provision import second_network_routers
@@ -24,6 +20,7 @@ from infra.localcluster.real_stack import (
     Quorum,
     write_real_node_stack,
 )
+from infra.localcluster.zones import NODES_PER_ZONE, ZONES, fake_nodes, is_fake_node
 from infra.model.cluster import ClusterModel
 
 
@@ -125,11 +122,12 @@ def test_a_cluster_has_real_nodes_while_a_started_nodes_folder_says_so(
 ) -> None:
     """What decides whether the fake nodes are there (`apply_fake_nodes`) and whose volumes a
     stack gets (`add_volumes`)."""
-    assert all(is_fake_node(n) for n in nodes())
     monkeypatch.setenv("KAFKASTACK_CACHE", str(tmp_path))
     kube = LocalKubernetes("real-node-test")
+    fake = fake_nodes(kube.name)
+    assert all(is_fake_node(n) for n in fake)
     assert not kube.has_real_nodes()
-    assert kube.volume_hosts() == {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in nodes()}
+    assert kube.volume_hosts() == {n["metadata"]["name"]: FAKE_VOLUME_ROOT for n in fake}
     started = kube.workdir / "nodes" / "real-node-test-nodes-0"
     started.mkdir(parents=True)
     (started / "node.json").write_text("{}")
@@ -149,3 +147,11 @@ def test_dedicated_variant_has_one_kraft_controller_per_zone_beside_the_brokers(
     # Controllers and brokers each on a node of their own; Pulumi awaits each one's readiness.
     assert model.pod_count == BROKERS + CONTROLLERS + 1
     assert not config.skip_await
+
+
+def test_fake_nodes_are_named_for_their_cluster_and_spread_evenly_over_the_zones() -> None:
+    fake = fake_nodes("other")
+    assert len({n["metadata"]["name"] for n in fake}) == len(ZONES) * NODES_PER_ZONE
+    assert all(n["metadata"]["name"].startswith("other-zone-") for n in fake)
+    per_zone = Counter(n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in fake)
+    assert per_zone == {zone: NODES_PER_ZONE for zone in ZONES}

@@ -9,8 +9,8 @@ import uuid
 from pathlib import Path
 
 from infra.localcluster import host, images
-from infra.localcluster.control_plane import ZONES, is_fake_node
 from infra.localcluster.nodes import RealNodes
+from infra.localcluster.zones import ZONES, is_fake_node
 from infra.toolchain import pinned_versions as versions_env
 from tests.nodes.pods import create as _create
 from tests.nodes.pods import name as _name
