@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from infra.config_base import StrictModel
+from infra.config_base import DnsName, StrictModel
 
 
 class ExternalConfig(StrictModel):
     mode: Literal["route", "haproxy", "none"] = "haproxy"
-    domain: str = "kafka.example.com"
+    domain: DnsName = "kafka.example.com"
     tls: bool = True
     router_shard: str | None = Field(default=None, description="OpenShift router shard label")
     replicas: int | None = Field(default=None, ge=1, description="HAProxy replicas; default sizing")

@@ -26,14 +26,10 @@ from infra.network_config import NetworkConfig, check_unshared_ranges
 from infra.network_rules import check_network
 from infra.security_rules import check_security
 from infra.stack_config import StackConfig
+from infra.stack_documents import PASSWORD_KEY_PREFIX, read_stack_file, stack_values
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, first_error
 
-# Secret keys (`pulumi config set --secret kafkastack:password-<user> …`): read by name through
-# Pulumi, never validated or passed around as part of `StackConfig`.
-PASSWORD_KEY_PREFIX = "password-"
-# Provider settings that may sit beside ours in a stack file (kubeconfig, context, render mode).
-PROVIDER_NAMESPACES = ("kubernetes",)
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
 _Model = StrictModel  # defined in infra/config_base.py, shared with infra/network_config.py
@@ -77,6 +73,11 @@ def parse_stack_config(
                 f"(supported: {', '.join(sorted(SUPPORTED_SCHEMA_VERSIONS))}); "
                 "re-run `kafkastack size` and `kafkastack apply-sizing` with this version"
             )
+    if "environment" in values:
+        raise ConfigError(
+            f"{NAMESPACE}:environment: the stack's name says which environment it is "
+            f"({environment}); remove the key"
+        )
     try:
         config = StackConfig.model_validate({**values, "environment": environment})
     except ValidationError as err:
@@ -126,6 +127,12 @@ def check_safety(c: StackConfig) -> None:
         )
     if c.quorum.combined and c.quorum.kind != "kraft":
         raise _refuse("quorum.combined", "only KRaft brokers can be controllers; set it to false")
+    if c.quorum.combined and c.quorum.nodes is not None:
+        raise _refuse(
+            "quorum.nodes",
+            "in combined mode every broker is a controller, so there is no count of its own "
+            "to set; remove it",
+        )
     if c.skip_await and c.quorum.kind == "kraft" and c.platform != "local":
         # The quorum's birth record is created after the voters are ready; created at once, it
         # would tell every voter of a new cluster to join a quorum that nobody formed.
@@ -150,6 +157,18 @@ def check_safety(c: StackConfig) -> None:
             "replication_factor",
             f"{c.replication_factor} > {brokers} brokers; lower it or add brokers",
         )
+    if c.min_insync_replicas > c.replication_factor:
+        raise _refuse(
+            "min_insync_replicas",
+            f"{c.min_insync_replicas} > replication_factor {c.replication_factor}: no acks=all "
+            f"write could ever succeed; use at most {c.replication_factor}",
+        )
+    if c.replication_factor < 2 and not c.small:
+        raise _refuse(
+            "replication_factor",
+            f"{c.replication_factor}: a partition's only replica goes with its broker, and "
+            f"{c.environment} keeps data through a failure; use 3",
+        )
     if c.min_insync_replicas >= c.replication_factor and c.replication_factor > 1:
         raise _refuse(
             "min_insync_replicas",
@@ -157,8 +176,6 @@ def check_safety(c: StackConfig) -> None:
             f"{c.replication_factor}: one broker down would stop acks=all writes; "
             f"use {c.replication_factor - 1}",
         )
-    if c.min_insync_replicas < 1:
-        raise _refuse("min_insync_replicas", "must be at least 1")
     nodes = c.quorum_nodes
     allowed = {"kraft": (3, 5), "zookeeper": (3, 5, 7)}[c.quorum.kind]
     if not c.quorum.combined and nodes not in allowed and not (c.small and nodes == 1):
@@ -182,7 +199,8 @@ def check_safety(c: StackConfig) -> None:
             "zones",
             f"with {len(zones)} zones a zone outage leaves {survivors} of "
             f"{c.replication_factor} replicas, below min_insync_replicas "
-            f"{c.min_insync_replicas}: acks=all writes would stop; list 3 zones",
+            f"{c.min_insync_replicas}: acks=all writes would stop; list "
+            f"{c.replication_factor} zones, one per replica",
         )
     if len(set(zones)) != len(zones):
         raise _refuse("zones", "zones are listed twice; list each once")
@@ -196,6 +214,12 @@ def check_safety(c: StackConfig) -> None:
     if c.external.mode != "none" and not c.external.tls:
         raise _refuse(
             "external.tls", "plaintext external access exposes data and credentials; set it to true"
+        )
+    if c.external.mode == "route" and c.platform != "openshift":
+        raise _refuse(
+            "external.mode",
+            f"Routes are OpenShift's; platform {c.platform} has no router to serve them: use "
+            "haproxy (or none)",
         )
     if "load_balancer_scheme" in c.external.model_fields_set and not (
         c.platform == "aws" and c.external.mode == "haproxy"
@@ -243,47 +267,6 @@ def secret_keys(config: StackConfig) -> list[str]:
     if config.controller_login:
         keys.append(CONTROLLER_PASSWORD_KEY)
     return keys
-
-
-def stack_values(raw: dict[str, Any], source: str) -> dict[str, Any]:
-    """`kafkastack:` values of a stack's config, without the prefix and without secrets.
-
-    Any other namespace than ours and the provider's is refused: it is a typo Pulumi would
-    silently pass along.
-    """
-    foreign = [
-        k
-        for k in raw
-        if str(k).split(":", 1)[0] not in (NAMESPACE, *PROVIDER_NAMESPACES) or ":" not in str(k)
-    ]
-    if foreign:
-        raise ConfigError(
-            f"{source}: key {foreign[0]!r} is outside the {NAMESPACE}: namespace; "
-            f"prefix it with {NAMESPACE}:"
-        )
-    values = {}
-    for key, value in raw.items():
-        namespace, name = str(key).split(":", 1)
-        if namespace == NAMESPACE and not name.startswith(PASSWORD_KEY_PREFIX):
-            values[name] = value
-    return values
-
-
-def stack_document(path: Path) -> dict[str, Any]:
-    """A stack file as YAML (its `config:` and whatever Pulumi keeps beside it)."""
-    if not path.is_file():
-        raise ConfigError(
-            f"{path}: no such stack file; check --stack, or run from the project's folder "
-            "(or name its stacks folder with --stacks-dir)"
-        )
-    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return dict(document)
-
-
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """`kafkastack:` values of a stack file, without the prefix."""
-    document = stack_document(path)
-    return stack_values(document.get("config", {}) or {}, str(path))
 
 
 def load_values(values: dict[str, Any], environment: str) -> StackConfig:

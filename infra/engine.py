@@ -21,9 +21,10 @@ from typing import Any
 
 import yaml
 
-from infra.config import NAMESPACE, secret_keys, stack_document
+from infra.config import NAMESPACE, secret_keys
 from infra.protocol_changes import ProtocolChange, protocol_changes
 from infra.stack_config import StackConfig
+from infra.stack_documents import stack_document
 from infra.toolchain import ToolchainError, bin_dir, binary, cache_dir
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent

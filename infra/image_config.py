@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
@@ -50,11 +51,45 @@ class KafkaImage(ImageUser):
         default=MAVEN_CENTRAL, description="Maven Central or a mirror, for jmx_agent: download"
     )
 
+    @field_validator("repository")
+    @classmethod
+    def _repository(cls, value: str) -> str:
+        if re.fullmatch(REPOSITORY, value):
+            return value
+        if re.fullmatch(rf"{REPOSITORY}(:[\w][\w.-]*|@.*)", value):
+            raise ValueError(
+                f"{value!r} names a tag or digest; name the repository alone (apache/kafka): "
+                "its tag is kafkastack:kafka_version"
+            )
+        raise ValueError(
+            f"{value!r} is not an image repository: [registry[:port]/]path of lowercase "
+            "letters, digits and . _ - separated by '/', such as apache/kafka"
+        )
 
+    @field_validator("maven_repository")
+    @classmethod
+    def _maven_url(cls, value: str) -> str:
+        url = urlsplit(value)
+        if url.scheme not in ("https", "http") or not url.netloc:
+            raise ValueError(
+                f"{value!r} is not a Maven repository's address: an https:// (or http://) URL "
+                f"such as {MAVEN_CENTRAL}"
+            )
+        return value.rstrip("/")
+
+
+# An image's repository as container runtimes parse it (the distribution reference grammar):
+# an optional registry host[:port]/, then lowercase path components.
+_HOST = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+REPOSITORY = rf"(?:{_HOST}(?:\.{_HOST})*(?::\d+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
 # An exact release tag or a digest: a moving tag (haproxy:2.6, :latest) could change the image
 # under a running stack at any pod restart, unreviewed. Images built here (localhost/…) are
 # pinned by scripts/images/build.sh instead.
-_PINNED = re.compile(r"localhost/.+:.+|.+(@sha256:[0-9a-f]{64}|:\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?)")
+_PINNED = re.compile(
+    rf"localhost/{_COMPONENT}(?:/{_COMPONENT})*:[\w][\w.-]{{0,127}}"
+    rf"|{REPOSITORY}(@sha256:[0-9a-f]{{64}}|:\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?)"
+)
 
 
 class PinnedImage(ImageUser):

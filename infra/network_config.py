@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from infra.config_base import StrictModel, refuse
+from infra.config_base import DnsLabel, DnsName, StrictModel, refuse
 from infra.model.addresses import Network
 
 CLOUD_PLATFORMS = frozenset({"aws", "gcp", "azure"})
@@ -82,11 +82,11 @@ class ReplicationNetworkConfig(StrictModel):
 class NetworkConfig(StrictModel):
     mode: Literal["dual", "single"] = "single"
     replication: ReplicationNetworkConfig | None = None
-    cluster_domain: str = "cluster.local"
-    client_namespaces: list[str] | None = Field(
+    cluster_domain: DnsName = "cluster.local"
+    client_namespaces: list[DnsLabel] | None = Field(
         default=None, description="namespaces whose pods may reach CLIENT; default: every one"
     )
-    monitoring_namespace: str | None = Field(
+    monitoring_namespace: DnsLabel | None = Field(
         default=None, description="where Prometheus scrapes from; default per platform"
     )
 

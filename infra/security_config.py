@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from infra.config_base import StrictModel, refuse
+from infra.config_base import DnsLabel, StrictModel, refuse
 from infra.errors import ConfigError
 
 AclResource = Literal["topic", "group", "cluster", "transactional-id"]
@@ -126,7 +126,8 @@ class SecurityConfig(StrictModel):
         default=None,
         description="authorizer, super.users, deny without an ACL; default: on but local/dev",
     )
-    users: list[str] = Field(default_factory=lambda: ["admin"])
+    # A user's name is part of its Secret's name and of the commands that create it.
+    users: list[DnsLabel] = Field(default_factory=lambda: ["admin"])
     admin_user: str = Field(default="admin", description="super user the ACL Job acts as")
     acls: list[AclConfig] = Field(default_factory=list)
     issuer: IssuerConfig = IssuerConfig()
@@ -135,6 +136,14 @@ class SecurityConfig(StrictModel):
         default=False,
         description="outside local/dev, accept a plaintext or unauthenticated listener anyway",
     )
+
+    @field_validator("users")
+    @classmethod
+    def _each_once(cls, users: list[str]) -> list[str]:
+        twice = sorted({u for u in users if users.count(u) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} listed twice; list each user once")
+        return users
 
 
 def refuse_security(key: str, message: str) -> ConfigError:

@@ -8,11 +8,12 @@ those, so the model (`infra/model`) can name `StackConfig` without an import cyc
 
 from __future__ import annotations
 
+import base64
 import math
 import re
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, StringConstraints, field_validator
 
 from infra.access_config import ExternalConfig
 from infra.config_base import StrictModel
@@ -24,18 +25,37 @@ from spark_sizing.contract import StackSizing
 SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
 Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
 _Model = StrictModel  # defined in infra/config_base.py, shared with the section modules
+# A broker's JBOD `log.dirs`: more volumes than this per broker is a sign to add brokers instead.
+MAX_VOLUMES_PER_BROKER = 16
+
+
+def _not_a_bool(value: Any) -> Any:
+    # Validation turns the engine's text ("3") into numbers; it would also turn `true` into 1.
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a yes/no value; write a number")
+    return value
+
+
+# Counts and sizes: never a yes/no value, never zero or below.
+Count = Annotated[int, BeforeValidator(_not_a_bool), Field(ge=1)]
+Amount = Annotated[float, BeforeValidator(_not_a_bool), Field(gt=0)]
+ZoneName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class QuorumConfig(_Model):
     kind: Literal["kraft", "zookeeper"] = "kraft"
-    nodes: int | None = Field(default=None, description="controllers or ZooKeeper servers; sizing")
+    nodes: Count | None = Field(
+        default=None, description="controllers or ZooKeeper servers; sizing"
+    )
     combined: bool = Field(default=False, description="brokers are also controllers (local/dev)")
 
 
 class StorageConfig(_Model):
-    provisioner: str | None = Field(default=None, description="overrides the platform default")
-    size_gib: float | None = Field(default=None, description="per data volume; default: sizing")
-    volumes_per_broker: int | None = Field(default=None, ge=1, le=16)
+    provisioner: str | None = Field(
+        default=None, min_length=1, description="overrides the platform default"
+    )
+    size_gib: Amount | None = Field(default=None, description="per data volume; default: sizing")
+    volumes_per_broker: Count | None = Field(default=None, le=MAX_VOLUMES_PER_BROKER)
     type: str | None = Field(default=None, description="volume type; default: sizing")
 
 
@@ -47,9 +67,9 @@ class ResourcesConfig(_Model):
     """Overrides of sizing: the broker's (small environments: a kwok cluster has no real capacity)
     and what the nodes' daemon sets take."""
 
-    broker_cpu: float | None = None
-    broker_memory_gib: float | None = None
-    broker_heap_gib: float | None = None
+    broker_cpu: Amount | None = None
+    broker_memory_gib: Amount | None = None
+    broker_heap_gib: Amount | None = None
     # What the daemon sets (CNI, DNS, log and metrics agents, ...) request on every node; the
     # default is the sizing's (`kafkastack size`: 0.5 vCPU and 1 GiB).
     daemonset_cpu: float | None = Field(default=None, ge=0, description="vCPUs per node")
@@ -84,6 +104,18 @@ class ResourcesConfig(_Model):
                     "resources.broker_heap_gib instead"
                 )
         return value
+
+
+# The newest Kafka major release whose configs, tools and images the project has checked.
+NEWEST_KAFKA_MAJOR = 4
+
+
+def _is_kafka_uuid(value: str) -> bool:
+    """Kafka's Uuid.fromString: 16 bytes in unpadded base64url, never all zeros (reserved)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{22}", value):
+        return False
+    raw = base64.urlsafe_b64decode(value + "==")
+    return len(raw) == 16 and any(raw)
 
 
 # Kafka refuses to start a broker whose replica.fetch.wait.max.ms passes replica.socket.timeout.ms
@@ -129,10 +161,10 @@ class StackConfig(_Model):
     cluster_id: str = Field(default="", description="KRaft cluster id; default derived from name")
     platform: Platform = "aws"
     region: str | None = None
-    zones: list[str] | Literal["auto"]
-    brokers: int | None = Field(default=None, description="minimum brokers; sizing may add more")
-    replication_factor: int = 3
-    min_insync_replicas: int = 2
+    zones: Annotated[list[ZoneName], Field(min_length=1)] | Literal["auto"]
+    brokers: Count | None = Field(default=None, description="minimum brokers; sizing may add more")
+    replication_factor: Count = 3
+    min_insync_replicas: Count = 2
     quorum: QuorumConfig = QuorumConfig()
     network: NetworkConfig = NetworkConfig()
     storage: StorageConfig = StorageConfig()
@@ -172,6 +204,28 @@ class StackConfig(_Model):
             raise ValueError(
                 f"{value!r} is not a Kafka release; name one exactly, such as 4.3.1 or 3.9.1 "
                 "(the image tag and the jars are pinned to it)"
+            )
+        return value
+
+    @field_validator("kafka_version")
+    @classmethod
+    def _known_major(cls, value: str) -> str:
+        if int(value.split(".")[0]) > NEWEST_KAFKA_MAJOR:
+            raise ValueError(
+                f"{value}: Kafka {value.split('.')[0]}.x is not supported yet (its configs and "
+                f"tools are unchecked); use 3.9.x or {NEWEST_KAFKA_MAJOR}.x"
+            )
+        return value
+
+    @field_validator("cluster_id")
+    @classmethod
+    def _kraft_cluster_id(cls, value: str) -> str:
+        # It is spliced into the storage format command: only a real id may get there.
+        if value and not _is_kafka_uuid(value):
+            raise ValueError(
+                f"{value!r} is not a Kafka cluster id: 22 characters of base64url (A-Z, a-z, "
+                "0-9, '-', '_') as `kafka-storage.sh random-uuid` prints; or remove the key to "
+                "derive one from the cluster's name"
             )
         return value
 

@@ -23,8 +23,9 @@ ConstraintName = Literal["ingress", "egress", "cpu", "storage", "recovery", "par
 
 
 class _Frozen(BaseModel):
-    # Unknown keys are errors, so a typo in hand-edited sizing is caught, not ignored.
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Unknown keys are errors, so a typo in hand-edited sizing is caught, not ignored. JSON's
+    # Infinity and NaN are no count or size.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class BrokerResources(_Frozen):
@@ -243,11 +244,42 @@ def first_error(err: ValidationError) -> tuple[str, str]:
     """The first problem validation found, as (dotted field, what is wrong): the one phrasing
     of validation errors wherever kafkastack reports them (stack config, sizing, profiles, CLI)."""
     first = err.errors()[0]
-    field = ".".join(str(p) for p in first["loc"])
+    # pydantic names the branch of a union it tried (`list[constrained-str]`): not a key.
+    field = ".".join(str(p) for p in first["loc"] if not _union_branch(p))
     if first["type"] == "extra_forbidden":
         return field, "unknown key; check its spelling"
     if first["type"] == "missing":
         return field, "required"
     if first["type"] == "value_error":  # a validator's own sentence, without pydantic's prefix
         return field, str(first["ctx"]["error"])
-    return field, str(first["msg"])
+    return field, _plainly(first["type"], first.get("ctx", {}), first["input"], first["msg"])
+
+
+def _union_branch(part: str | int) -> bool:
+    return isinstance(part, str) and ("[" in part or part.startswith("constrained-"))
+
+
+def _plainly(kind: str, ctx: dict[str, object], value: object, message: str) -> str:
+    """pydantic's sentence for the common problems, said as what the value must be."""
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("above", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("below", "lt"),
+    }
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"{value!r} is out of range: must be {words} {ctx[key]}"
+    if kind == "finite_number":
+        return "must be a finite number, not .nan or .inf"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "too_short":
+        return f"must list at least {ctx.get('min_length', 1)} item(s)"
+    if kind in ("model_type", "dict_type"):
+        return f"must be a mapping of keys (key: value lines), not {type(value).__name__}"
+    if kind == "list_type":
+        return f"must be a list (- item lines, or [a, b]), not {type(value).__name__}"
+    if kind == "string_type" and isinstance(value, int | float):
+        return f"must be text: write {value!r} in quotes, as the docs show"
+    return message

@@ -26,6 +26,23 @@ def name_problem(value: str, limit: int) -> str | None:
     return None
 
 
+# A DNS name (a Service's cluster domain, an external domain): DNS labels joined by dots.
+DNS_NAME_MAX = 253
+
+
+def dns_name_problem(value: str) -> str | None:
+    """Why `value` cannot be a host name's domain, or None."""
+    labels = value.split(".")
+    if not value or any(not DNS_LABEL.fullmatch(label) for label in labels):
+        return (
+            f"{value!r} is not a DNS name: dot-separated labels of lowercase letters, digits "
+            "and '-', each starting and ending with a letter or digit"
+        )
+    if len(value) > DNS_NAME_MAX or any(len(label) > DNS_LABEL_MAX for label in labels):
+        return f"{value!r} is too long: at most {DNS_LABEL_MAX} characters a label, 253 in all"
+    return None
+
+
 @dataclass(frozen=True)
 class Names:
     cluster: str

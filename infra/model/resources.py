@@ -254,6 +254,7 @@ def check(c: StackConfig) -> None:
         free_memory = n.allocatable_memory_gib - n.daemonset_memory_gib - count * SIDECAR_MEMORY_GIB
         profile = c.sizing.cluster.profile
         on = f"a {profile} node on {c.platform}"
+        _check_daemon_sets(c, on, free_cpu, free_memory)
         if cpu > free_cpu + _EPSILON:
             raise ConfigError(
                 f"kafkastack:{key['cpu']}: {cpu:g} vCPUs per {role} cannot be scheduled: {on} "
@@ -270,3 +271,18 @@ def check(c: StackConfig) -> None:
                 f"(resources.daemonset_memory_gib){_sidecars_share(count, SIDECAR_MEMORY_GIB)}; "
                 f"request at most {_at_most(free_memory)} or size for a larger profile"
             )
+
+
+def _check_daemon_sets(c: StackConfig, on: str, free_cpu: float, free_memory: float) -> None:
+    """Daemon sets that leave a node nothing are their key's fault, not the broker's."""
+    for free, kind, unit in ((free_cpu, "cpu", "vCPUs"), (free_memory, "memory_gib", "GiB")):
+        if free > _EPSILON:
+            continue
+        overridden = getattr(c.resources, f"daemonset_{kind}") is not None
+        key = (
+            f"resources.daemonset_{kind}" if overridden else f"sizing.cluster.node.daemonset_{kind}"
+        )
+        raise ConfigError(
+            f"kafkastack:{key}: daemon sets would take all {unit} {on} can allocate, leaving "
+            "nothing for Kafka; lower it to what they request on every node"
+        )

@@ -9,6 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from infra.errors import ConfigError
+from infra.stack_config import MAX_VOLUMES_PER_BROKER
 from spark_sizing.volume_types import (
     ProvisionedVolume,
     VolumeLimitError,
@@ -97,13 +98,17 @@ def broker_metadata_gib(c: StackConfig) -> int:
 def _refusal(c: StackConfig, vt: VolumeType, err: VolumeLimitError, mb_s: float) -> ConfigError:
     per_broker_gib = c.data_volume_gib * c.data_volumes
     enough = volumes_needed(vt, per_broker_gib, mb_s * c.data_volumes, headroom=1.0)
-    fix = (
-        f"set kafkastack:storage.volumes_per_broker to {enough} or more (JBOD)"
-        if enough > c.data_volumes
-        else "re-run `kafkastack size` and `kafkastack apply-sizing`"
-    )
+    if enough > MAX_VOLUMES_PER_BROKER:
+        fix = (
+            f"no broker carries that on {MAX_VOLUMES_PER_BROKER} volumes or fewer; add brokers "
+            "(`kafkastack size`, `kafkastack apply-sizing`)"
+        )
+    elif enough > c.data_volumes:
+        fix = f"set kafkastack:storage.volumes_per_broker to {enough} or more (JBOD)"
+    else:
+        fix = "re-run `kafkastack size` and `kafkastack apply-sizing`"
     if err.field == "size_gib" and c.storage.size_gib:
-        fix = f"lower it (it is per volume) and {fix}"
+        fix = f"lower it (it is per volume); {fix}"
     key = {
         "size_gib": "storage.size_gib"
         if c.storage.size_gib

@@ -14,7 +14,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from infra.config import read_stack_file, stack_values
 from infra.engine import (
     LOCAL_PASSPHRASE,
     SKIP_CHECKPOINTS,
@@ -25,6 +24,7 @@ from infra.engine import (
     working_config,
 )
 from infra.errors import ConfigError
+from infra.stack_documents import read_stack_file, stack_values
 from kafkastack.cli import app
 
 STS = "kubernetes:apps/v1:StatefulSet"

@@ -12,7 +12,7 @@ from infra.model import access, labels, networks, security, storage, workloads
 from infra.model.broker_config import broker_properties, controller_properties
 from infra.model.cluster import ClusterModel
 from infra.model.racks import assign_zones, max_skew
-from tests.infra.conftest import config_of, sizing_cluster
+from tests.infra.conftest import OPENSHIFT, config_of, sizing_cluster
 
 # The on-prem second network: one L2 segment stretched over the zones.
 DUAL: dict[str, Any] = {
@@ -208,7 +208,9 @@ def test_disruption_budgets_allow_one_disruption_at_a_time(nodes: int) -> None:
 
 
 def test_routes_are_passthrough_one_per_broker_plus_bootstrap() -> None:
-    model = model_of(external={"mode": "route", "domain": "k.example.com", "router_shard": "kafka"})
+    model = model_of(
+        **OPENSHIFT, external={"mode": "route", "domain": "k.example.com", "router_shard": "kafka"}
+    )
     routes = access.routes(model)
     assert len(routes) == len(model.brokers) + 1
     assert {r["spec"]["tls"]["termination"] for r in routes} == {"passthrough"}
