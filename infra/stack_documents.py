@@ -50,6 +50,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str | int | float | bool | None):
+                continue  # an unhashable key: SafeLoader's own error says so below
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"key {key!r} is written twice; keep one", key_node.start_mark
