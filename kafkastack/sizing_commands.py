@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -42,7 +43,18 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def refuse_non_finite_options(ctx: typer.Context) -> None:
+    """One check for every float option of the command: `inf` and `nan` parse as floats and
+    pass every range check (`--recovery-hours inf` sized a cluster that never recovers)."""
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(value, float) and not math.isfinite(value):
+            option = max(param.opts, key=len)
+            raise fail(f"{option} {value}: not a finite number; give a number such as 2.5")
+
+
 def size(
+    ctx: typer.Context,
     input: Annotated[str, typer.Option(help="file, directory, glob or s3://bucket/prefix")],
     out: Annotated[str, typer.Option(help="output directory or s3://bucket/prefix")],
     profile: Annotated[
@@ -135,6 +147,7 @@ def size(
 
     Writes sizing.json, report.md, report.html and rejected.csv to --out.
     """
+    refuse_non_finite_options(ctx)
     from spark_sizing.comparison import AUTO, NoProfileFits, auto_candidates
     from spark_sizing.costs import PriceError, load_prices
     from spark_sizing.formulas import SizingParameters
@@ -161,7 +174,7 @@ def size(
             recovery_mb_s=recovery_mb_s,
             follower_fetching_share=follower_fetching_share,
         )
-        extra = [load_profile(p) for p in candidate_profile or []]
+        extra = [load_profile(p, "--candidate-profile") for p in candidate_profile or []]
         if extra and profile != AUTO:
             raise fail("--candidate-profile: only used with --profile auto; drop it or use auto")
         hardware: HardwareProfile | list[HardwareProfile] = (

@@ -15,7 +15,7 @@ from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM
 class SizingParameters(BaseModel):
     """Knobs of the model, each with its default and where the default comes from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     zones: int = Field(default=3, ge=1, description="availability zones (racks)")
     horizon_months: int = Field(default=12, ge=0, description="how far growth is extrapolated")
