@@ -240,18 +240,33 @@ def _partition_multiple(value: str) -> int | Literal["brokers"]:
 
 
 def sample_projections(
-    out: Annotated[Path, typer.Option(help="file to write")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="file to write: .csv, .parquet or .jsonl (the extension sets the format, as "
+            "size reads it); refused if it exists, unless --force"
+        ),
+    ],
     topics: Annotated[int, typer.Option(min=1)] = 24,
     months: Annotated[int, typer.Option(min=1)] = 6,
     granularity: Annotated[Granularity, typer.Option()] = Granularity.daily,
-    seed: Annotated[int, typer.Option()] = 7,
-    format: Annotated[FileFormat, typer.Option(help="csv, jsonl or parquet")] = FileFormat.csv,
+    seed: Annotated[int, typer.Option(min=0)] = 7,
+    format: Annotated[
+        FileFormat | None,
+        typer.Option(help="csv, jsonl or parquet; must agree with --out's extension"),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="replace --out if it exists")] = False,
 ) -> None:
     """Write seeded synthetic projections (growth plus weekly/daily seasonality)."""
-    from spark_sizing.samples import write
+    from spark_sizing.samples import SampleError, target_format, write
 
-    rows = write(out, topics, months, granularity.value, seed, format.value)
-    typer.echo(f"wrote {rows} rows to {out}")
+    try:
+        file_format = target_format(out, format.value if format else None, force)
+        replaced = out.exists()
+        rows = write(out, topics, months, granularity.value, seed, file_format)
+    except SampleError as err:
+        raise fail(str(err)) from None
+    typer.echo(f"wrote {rows} rows to {out}{' (replaced the file there)' if replaced else ''}")
 
 
 def register(app: typer.Typer) -> None:

@@ -18,15 +18,8 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_sizing import s3, s3a
+from spark_sizing.file_formats import EXTENSIONS_TEXT, FORMATS, format_of
 from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD, REQUIRED, raw_csv_schema
-
-FORMATS = {
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".jsonl": "json",
-    ".json": "json",
-    ".ndjson": "json",
-}
 
 
 class InputError(RuntimeError):
@@ -107,7 +100,7 @@ def _local_files(location: str) -> list[str]:
     if path.is_dir():
         files = [str(p) for p in path.rglob("*") if p.suffix.lower() in FORMATS and p.is_file()]
         if not files:
-            raise InputError(f"--input {location}: directory has no .csv, .parquet or .jsonl files")
+            raise InputError(f"--input {location}: directory has no {EXTENSIONS_TEXT} files")
         return files
     matches = [m for m in glob.glob(location, recursive=True) if Path(m).is_file()]
     if matches:
@@ -116,10 +109,10 @@ def _local_files(location: str) -> list[str]:
 
 
 def _single_format(location: str, files: list[str]) -> str:
-    kinds = {FORMATS.get(Path(f).suffix.lower()) for f in files}
+    kinds = {format_of(f) for f in files}
     if None in kinds:
-        bad = next(f for f in files if Path(f).suffix.lower() not in FORMATS)
-        raise InputError(f"--input {location}: {bad} is not .csv, .parquet or .jsonl")
+        bad = next(f for f in files if format_of(f) is None)
+        raise InputError(f"--input {location}: {bad} is not {EXTENSIONS_TEXT}")
     if len(kinds) > 1:
         raise InputError(
             f"--input {location}: mixes formats {sorted(k or '' for k in kinds)}; use one"
@@ -224,7 +217,7 @@ def _root_cause(err: Exception) -> str:
 def _dataframe(spark: SparkSession, files: InputFiles) -> DataFrame:
     if files.format == "csv":
         return _read_csv(spark, files)
-    if files.format == "json":
+    if files.format == "jsonl":
         return (
             spark.read.option("primitivesAsString", "true")
             .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
