@@ -22,6 +22,7 @@ from spark_sizing.comparison import AUTO, choose_profile
 from spark_sizing.contract import InputStats, ProfileChoice, SizingReport
 from spark_sizing.costs import PriceTable, built_in_prices
 from spark_sizing.formulas import SizingParameters, SizingResult, TopicDemand, size_cluster
+from spark_sizing.model_inputs import DemandError
 from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
@@ -124,10 +125,13 @@ def run_sizing(
                 f"see the reasons in {out.rstrip('/')}/{REJECTED_FILE} and fix the input"
             )
         with stages.stage("projecting demand per topic"):
-            demand = [
-                _topic_demand(row)
-                for row in transforms.topic_demand(pieces, params.horizon_months).collect()
-            ]
+            try:
+                demand = [
+                    _topic_demand(row)
+                    for row in transforms.topic_demand(pieces, params.horizon_months).collect()
+                ]
+            except DemandError as err:
+                raise sources.InputError(f"--input {input_location}: {err}") from None
             months = [
                 MonthTotal(**row.asDict()) for row in transforms.monthly_totals(pieces).collect()
             ]
