@@ -153,6 +153,7 @@ def size(
     from spark_sizing.formulas import SizingParameters
     from spark_sizing.job import run_sizing
     from spark_sizing.profiles import HardwareProfile, ProfileError, load_profile
+    from spark_sizing.report_sections import binding_detail
     from spark_sizing.s3 import S3Error
     from spark_sizing.sources import MIB, InputError, S3Read
 
@@ -198,8 +199,10 @@ def size(
         raise fail(str(err)) from None
     c = run.report.cluster
     inputs = run.report.inputs
+    detail = binding_detail(run.report)
+    binding = f"{c.binding_constraint}: {detail}" if detail else c.binding_constraint
     typer.echo(
-        f"{c.brokers} brokers ({c.profile}, {c.zones} zones, binding: {c.binding_constraint}); "
+        f"{c.brokers} brokers ({c.profile}, {c.zones} zones, binding: {binding}); "
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
