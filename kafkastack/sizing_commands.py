@@ -229,6 +229,15 @@ def size(
     for warning in run.report.warnings:
         if not warning.startswith("zone loss:"):
             typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    if inputs.rows_rejected:
+        # Deliberate and documented (docs/sizing.md): rejected rows do not fail the run while
+        # any row is accepted; they are said here and kept, each with its reason.
+        typer.secho(
+            f"warning: {inputs.rows_rejected} of {inputs.rows_read} rows rejected and left out "
+            f"of the sizing; the reasons are in {out.rstrip('/')}/rejected.csv",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected.csv")
 
 

@@ -303,3 +303,18 @@ def test_rows_that_once_crashed_the_job_are_rejected_with_their_rule(
         "produce_mb_s",
         "topic",
     ]
+
+
+@pytest.mark.spark
+def test_rejected_rows_leave_the_exit_code_at_zero_and_say_so(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(HEADER + "a,2026-01-01,1.0,1,24\nb,2026-01-01,fast,1,24\n")
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 0, output
+    assert (
+        f"warning: 1 of 2 rows rejected and left out of the sizing; the reasons are in "
+        f"{out}/rejected.csv" in output
+    )
