@@ -48,7 +48,7 @@ def calibrate(
     try:
         check_rounds(records, rounds, warmups)
         check_out_path(out)
-        base = load_profile(base_profile)
+        base = load_profile(base_profile, "--base-profile")
         config = load_stack(stacks_dir, stack)
         profile = measure_profile(config, stack, base, records, rounds, workdir, warmups)
         write_profile(profile, out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -42,7 +43,18 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def refuse_non_finite_options(ctx: typer.Context) -> None:
+    """One check for every float option of the command: `inf` and `nan` parse as floats and
+    pass every range check (`--recovery-hours inf` sized a cluster that never recovers)."""
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(value, float) and not math.isfinite(value):
+            option = max(param.opts, key=len)
+            raise fail(f"{option} {value}: not a finite number; give a number such as 2.5")
+
+
 def size(
+    ctx: typer.Context,
     input: Annotated[str, typer.Option(help="file, directory, glob or s3://bucket/prefix")],
     out: Annotated[str, typer.Option(help="output directory or s3://bucket/prefix")],
     profile: Annotated[
@@ -135,11 +147,13 @@ def size(
 
     Writes sizing.json, report.md, report.html and rejected.csv to --out.
     """
+    refuse_non_finite_options(ctx)
     from spark_sizing.comparison import AUTO, NoProfileFits, auto_candidates
     from spark_sizing.costs import PriceError, load_prices
     from spark_sizing.formulas import SizingParameters
     from spark_sizing.job import run_sizing
     from spark_sizing.profiles import HardwareProfile, ProfileError, load_profile
+    from spark_sizing.report_sections import binding_detail
     from spark_sizing.s3 import S3Error
     from spark_sizing.sources import MIB, InputError, S3Read
 
@@ -161,7 +175,7 @@ def size(
             recovery_mb_s=recovery_mb_s,
             follower_fetching_share=follower_fetching_share,
         )
-        extra = [load_profile(p) for p in candidate_profile or []]
+        extra = [load_profile(p, "--candidate-profile") for p in candidate_profile or []]
         if extra and profile != AUTO:
             raise fail("--candidate-profile: only used with --profile auto; drop it or use auto")
         hardware: HardwareProfile | list[HardwareProfile] = (
@@ -185,8 +199,10 @@ def size(
         raise fail(str(err)) from None
     c = run.report.cluster
     inputs = run.report.inputs
+    detail = binding_detail(run.report)
+    binding = f"{c.binding_constraint}: {detail}" if detail else c.binding_constraint
     typer.echo(
-        f"{c.brokers} brokers ({c.profile}, {c.zones} zones, binding: {c.binding_constraint}); "
+        f"{c.brokers} brokers ({c.profile}, {c.zones} zones, binding: {binding}); "
         f"rows read {inputs.rows_read}, accepted {inputs.rows_accepted}, "
         f"rejected {inputs.rows_rejected} ({inputs.duplicates_dropped} duplicates)"
     )
@@ -213,6 +229,15 @@ def size(
     for warning in run.report.warnings:
         if not warning.startswith("zone loss:"):
             typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    if inputs.rows_rejected:
+        # Deliberate and documented (docs/sizing.md): rejected rows do not fail the run while
+        # any row is accepted; they are said here and kept, each with its reason.
+        typer.secho(
+            f"warning: {inputs.rows_rejected} of {inputs.rows_read} rows rejected and left out "
+            f"of the sizing; the reasons are in {out.rstrip('/')}/rejected.csv",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     typer.echo(f"wrote {out.rstrip('/')}/sizing.json, report.md, report.html, rejected.csv")
 
 
@@ -227,18 +252,33 @@ def _partition_multiple(value: str) -> int | Literal["brokers"]:
 
 
 def sample_projections(
-    out: Annotated[Path, typer.Option(help="file to write")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="file to write: .csv, .parquet or .jsonl (the extension sets the format, as "
+            "size reads it); refused if it exists, unless --force"
+        ),
+    ],
     topics: Annotated[int, typer.Option(min=1)] = 24,
     months: Annotated[int, typer.Option(min=1)] = 6,
     granularity: Annotated[Granularity, typer.Option()] = Granularity.daily,
-    seed: Annotated[int, typer.Option()] = 7,
-    format: Annotated[FileFormat, typer.Option(help="csv, jsonl or parquet")] = FileFormat.csv,
+    seed: Annotated[int, typer.Option(min=0)] = 7,
+    format: Annotated[
+        FileFormat | None,
+        typer.Option(help="csv, jsonl or parquet; must agree with --out's extension"),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="replace --out if it exists")] = False,
 ) -> None:
     """Write seeded synthetic projections (growth plus weekly/daily seasonality)."""
-    from spark_sizing.samples import write
+    from spark_sizing.samples import SampleError, target_format, write
 
-    rows = write(out, topics, months, granularity.value, seed, format.value)
-    typer.echo(f"wrote {rows} rows to {out}")
+    try:
+        file_format = target_format(out, format.value if format else None, force)
+        replaced = out.exists()
+        rows = write(out, topics, months, granularity.value, seed, file_format)
+    except SampleError as err:
+        raise fail(str(err)) from None
+    typer.echo(f"wrote {rows} rows to {out}{' (replaced the file there)' if replaced else ''}")
 
 
 def register(app: typer.Typer) -> None:

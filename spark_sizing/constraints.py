@@ -17,6 +17,10 @@ from spark_sizing.partitions import partitions_needed, rounded
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.zone_loss import Limits, Resource, TopicTraffic, throughput_resources
 
+# The fewest brokers sized, whatever the load; a topic's replication factor above it raises it:
+# Kafka puts each replica of a partition on a broker of its own.
+MINIMUM_BROKERS = 3
+
 
 def raw_partitions(topic: TopicDemand, params: SizingParameters) -> int:
     """What throughput and consumer parallelism need (spark_sizing/partitions.py); a pinned
@@ -106,7 +110,7 @@ def broker_constraints(
         "storage": storage.brokers_needed(zones),
         "recovery": recovery,
         "partitions": partitions.brokers_needed(zones),
-        "minimum": max(3, max_rf),
+        "minimum": max(MINIMUM_BROKERS, max_rf),
     }
 
 

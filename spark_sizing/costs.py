@@ -38,7 +38,7 @@ class PriceError(ValueError):
 
 
 class VolumePrice(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     gib_month: float = Field(ge=0)
     iops_month: float = Field(default=0.0, ge=0)
@@ -48,7 +48,7 @@ class VolumePrice(BaseModel):
 
 
 class PriceTable(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     region: str
     currency: str

@@ -22,7 +22,15 @@ from spark_sizing.comparison import AUTO, choose_profile
 from spark_sizing.contract import InputStats, ProfileChoice, SizingReport
 from spark_sizing.costs import PriceTable, built_in_prices
 from spark_sizing.formulas import SizingParameters, SizingResult, TopicDemand, size_cluster
-from spark_sizing.outputs import REJECTED_FILE, publish, write_rejected, write_reports
+from spark_sizing.model_inputs import DemandError
+from spark_sizing.outputs import (
+    REJECTED_FILE,
+    check_out,
+    publish,
+    staged,
+    write_rejected,
+    write_reports,
+)
 from spark_sizing.profiles import HardwareProfile
 from spark_sizing.progress import Stages
 from spark_sizing.rejected_lines import InputFile, add_sources
@@ -62,17 +70,18 @@ def run_sizing(
     `profile`: one profile, or several to compare (`--profile auto`): the cheapest that meets
     every constraint is chosen. Columns the input contract does not know are refused unless
     `allow_unknown_columns`."""
+    # A wrong path, a CSV header with a missing or misspelt column, or an --out that is a file
+    # is reported before a JVM starts.
     if not s3.is_s3(input_location):
-        # A wrong path, or a CSV header with a missing or misspelt column, is reported before
-        # a JVM starts.
         sources.check_local_header(sources.local_input(input_location), allow_unknown_columns)
+    check_out(out)
     spark = spark or spark_session(reads_s3=s3.is_s3(input_location))
     with (
         tempfile.TemporaryDirectory(prefix="kafkastack-") as tmp,
+        # Outputs are written here and published to `out` only at the end (outputs.staged).
+        staged(out, Path(tmp)) as local_out,
         Stages(show_progress) as stages,
     ):
-        local_out = Path(tmp) / "out" if s3.is_s3(out) else Path(out)
-        local_out.mkdir(parents=True, exist_ok=True)
         with stages.stage(f"reading {input_location}"):
             staging = Path(tmp) / "input"
             files = sources.resolve(input_location, staging, spark, s3_read)
@@ -124,10 +133,13 @@ def run_sizing(
                 f"see the reasons in {out.rstrip('/')}/{REJECTED_FILE} and fix the input"
             )
         with stages.stage("projecting demand per topic"):
-            demand = [
-                _topic_demand(row)
-                for row in transforms.topic_demand(pieces, params.horizon_months).collect()
-            ]
+            try:
+                demand = [
+                    _topic_demand(row)
+                    for row in transforms.topic_demand(pieces, params.horizon_months).collect()
+                ]
+            except DemandError as err:
+                raise sources.InputError(f"--input {input_location}: {err}") from None
             months = [
                 MonthTotal(**row.asDict()) for row in transforms.monthly_totals(pieces).collect()
             ]

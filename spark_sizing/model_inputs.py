@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -15,10 +16,14 @@ from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM
 class SizingParameters(BaseModel):
     """Knobs of the model, each with its default and where the default comes from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     zones: int = Field(default=3, ge=1, description="availability zones (racks)")
-    horizon_months: int = Field(default=12, ge=0, description="how far growth is extrapolated")
+    # A straight line fitted to the projections says little a decade on; the bound also keeps
+    # the report's charts, which run to the horizon, inside the calendar matplotlib draws.
+    horizon_months: int = Field(
+        default=12, ge=0, le=120, description="how far growth is extrapolated"
+    )
     peak_factor: float = Field(
         default=2.0, ge=1.0, description="peak/average when produce_mb_s_peak is absent"
     )
@@ -71,6 +76,17 @@ class SizingParameters(BaseModel):
         return value
 
 
+# The most one topic's projected rate may reach, MB/s. Input rows stop at 1 TB/s
+# (spark_sizing/schema.py); growth may multiply that, but a fit scaled from a last-month average
+# near zero can run away to infinity, and every product the model forms from a figure below this
+# ceiling (× RF, × consumer groups, × a century of retention) stays a finite float.
+MAX_DEMAND_MB_S = 1e12
+
+
+class DemandError(ValueError):
+    """A topic's projected demand the model cannot size; the message names the topic."""
+
+
 @dataclass(frozen=True)
 class TopicDemand:
     """One topic's projected demand at the end of the horizon (output of the Spark job)."""
@@ -85,3 +101,17 @@ class TopicDemand:
     pinned_partitions: int | None = None
     compression_ratio: float = 1.0
     consumers_per_group: int | None = None
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            rate = field.name.endswith("_mb_s")
+            if isinstance(value, float) and not (
+                math.isfinite(value) and (not rate or value <= MAX_DEMAND_MB_S)
+            ):
+                raise DemandError(
+                    f"topic {self.topic}: projected {field.name} is {value:.3g}, beyond what the "
+                    f"model sizes (finite, rates ≤ {MAX_DEMAND_MB_S:.0e} MB/s): its rows' growth "
+                    "fit ran away (a last month averaging near zero under a steep trend?); "
+                    "check them"
+                )

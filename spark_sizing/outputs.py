@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import DataFrame
@@ -14,6 +17,7 @@ from spark_sizing import s3, transforms, validation
 from spark_sizing.charts import MonthTotal
 from spark_sizing.contract import SizingReport
 from spark_sizing.report import html_report, markdown
+from spark_sizing.sources import InputError
 
 REJECTED_FILE = "rejected.csv"
 
@@ -71,16 +75,57 @@ def _duplicates_as_read(validated: DataFrame, columns: list[str]) -> DataFrame:
     )
 
 
+SIZING_FILE = "sizing.json"
+
+
 def write_reports(report: SizingReport, months: list[MonthTotal], out: Path) -> None:
-    (out / "sizing.json").write_text(
-        json.dumps(report.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
-    )
-    (out / "report.md").write_text(markdown(report), encoding="utf-8")
-    (out / "report.html").write_text(html_report(report, months), encoding="utf-8")
+    # Every text is rendered before any is written: the charts are the likeliest part to fail.
+    texts = {
+        "report.md": markdown(report),
+        "report.html": html_report(report, months),
+        SIZING_FILE: json.dumps(report.model_dump(mode="json"), indent=2) + "\n",
+    }
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
 
 
-def publish(local_out: Path, out: str) -> None:
+def check_out(out: str) -> None:
+    """A local --out must be a directory, or not there yet (it is created)."""
+    if not s3.is_s3(out) and Path(out).exists() and not Path(out).is_dir():
+        raise InputError(f"--out {out}: is a file; name a directory (created if missing)")
+
+
+@contextmanager
+def staged(out: str, scratch: Path) -> Iterator[Path]:
+    """A folder for a run's outputs until `publish` moves them to `out`; removed on the way out.
+
+    For a local `out` it is a hidden folder beside it: a rename within one file system is
+    atomic, so `out` never holds a half-written file, and a run that fails leaves `out` as it
+    was, with no sizing.json that looks finished (`kafkastack apply-sizing` would take it). In
+    /tmp the move could be a copy across file systems, which a crash can cut short. An S3 `out`
+    is staged under `scratch` and uploaded."""
     if s3.is_s3(out):
-        s3.upload_tree(local_out, out)
-    elif Path(out).resolve() != local_out.resolve():
-        shutil.copytree(local_out, out, dirs_exist_ok=True)
+        staging = scratch / "out"
+        staging.mkdir()
+    else:
+        target = Path(out).resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        )
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def publish(staging: Path, out: str) -> None:
+    """The staged files into `out`, sizing.json last: whoever sees it sees every other output of
+    the same run beside it."""
+    if s3.is_s3(out):
+        s3.upload_tree(staging, out, last=SIZING_FILE)
+        return
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(staging.iterdir(), key=lambda p: p.name == SIZING_FILE):
+        path.replace(target / path.name)

@@ -65,7 +65,7 @@ class Measured(BaseModel):
 class HardwareProfile(BaseModel):
     """What one broker node can sustain. Throughputs in MB/s (10^6 bytes per second)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: str
     cpu: float = Field(gt=0, description="vCPUs")
@@ -163,31 +163,32 @@ class ProfileError(ValueError):
     """A profile name or file that cannot be used; the message says what to do."""
 
 
-def load_profile(name_or_file: str) -> HardwareProfile:
-    """A built-in profile by name, or a custom one from a YAML file."""
+def load_profile(name_or_file: str, option: str = "--profile") -> HardwareProfile:
+    """A built-in profile by name, or a custom one from a YAML file; errors name `option`, the
+    command-line option it came from (--profile, --candidate-profile, --base-profile)."""
     if name_or_file in BUILT_IN_PROFILES:
         return BUILT_IN_PROFILES[name_or_file]
     path = Path(name_or_file)
     if path.suffix.lower() not in {".yaml", ".yml"} or not path.is_file():
         known = ", ".join(sorted(BUILT_IN_PROFILES))
         raise ProfileError(
-            f"--profile {name_or_file!r}: not a built-in profile nor a YAML file. "
+            f"{option} {name_or_file!r}: not a built-in profile nor a YAML file. "
             f"Use one of: {known}; or a path to a .yaml file with keys "
             "name, cpu, memory_gib, disk_mb_s, disk_iops, network_mb_s, max_disk_gib "
             "(optionally mb_s_per_vcpu)."
         )
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):
-        raise ProfileError(f"--profile {path}: expected a mapping of profile fields at top level")
+        raise ProfileError(f"{option} {path}: expected a mapping of profile fields at top level")
     data.setdefault("name", path.stem)
     try:
         profile = HardwareProfile.model_validate(data)
     except ValidationError as err:
         field, problem = first_error(err)
-        raise ProfileError(f"--profile {path}: field {field!r}: {problem}") from None
+        raise ProfileError(f"{option} {path}: field {field!r}: {problem}") from None
     if profile.volume_type not in volume_types():
         raise ProfileError(
-            f"--profile {path}: field 'volume_type': {profile.volume_type!r} is not a known volume "
+            f"{option} {path}: field 'volume_type': {profile.volume_type!r} is not a known volume "
             f"type; use one of {', '.join(volume_types())} (spark_sizing/data/volume_types.yaml)"
         )
     return profile

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from spark_sizing.allocatable import SIDECAR_CPU, SIDECAR_MEMORY_GIB, SIDECARS_PER_KAFKA_POD
 from spark_sizing.charts import TOP_TOPICS, MonthTotal, charts
 from spark_sizing.contract import ResourceUtilisation, SizingReport
-from spark_sizing.report_sections import comparison_lines, cost_lines, recovery_row
+from spark_sizing.report_sections import (
+    binding_detail,
+    comparison_lines,
+    cost_lines,
+    recovery_row,
+)
 
 CONSTRAINT_LABELS = {
     "ingress": "ingress (disk writes, network in)",
@@ -220,6 +225,10 @@ def _top_topics(report: SizingReport) -> list[str]:
     ]
 
 
+def _detail(text: str | None) -> str:
+    return f": {text}" if text else ""
+
+
 def _zone_loss_line(report: SizingReport) -> str:
     z = report.zone_loss
     if z is None:
@@ -235,7 +244,7 @@ def markdown(report: SizingReport) -> str:
     lines = [
         f"## Kafka sizing: {c.brokers} brokers × {c.profile} over {c.zones} zones",
         "",
-        f"Binding constraint: **{c.binding_constraint}** "
+        f"Binding constraint: **{c.binding_constraint}**{_detail(binding_detail(report))} "
         f"(brokers per zone: {', '.join(str(n) for n in c.brokers_per_zone)}). "
         f"{_zone_loss_line(report)}",
         "",

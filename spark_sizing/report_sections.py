@@ -1,11 +1,32 @@
-"""The report's sections on recovery, cost and the profile comparison (Markdown lines).
+"""The report's sections on the binding constraint, recovery, cost and the profile comparison.
 
 Pure functions of the `SizingReport`, each empty when sizing.json predates the field (schema 1.2).
 """
 
 from __future__ import annotations
 
+from spark_sizing.constraints import MINIMUM_BROKERS
 from spark_sizing.contract import SizingReport
+
+SHOWN_TOPICS = 3
+
+
+def binding_detail(report: SizingReport) -> str | None:
+    """When the binding constraint is a topic's replication factor: which topics, which factor.
+
+    `replication_factor: 100` typed for 10 sized 102 brokers, and "binding: minimum" alone hid
+    the typo from whoever read the sizing."""
+    c = report.cluster
+    if c.binding_constraint != "minimum" or c.replication_factor <= MINIMUM_BROKERS:
+        return None
+    named = [t.topic for t in report.topics if t.replication_factor == c.replication_factor]
+    shown = ", ".join(named[:SHOWN_TOPICS])
+    if len(named) > SHOWN_TOPICS:
+        shown += f" and {len(named) - SHOWN_TOPICS} more"
+    return (
+        f"replication_factor {c.replication_factor} of {'topic' if len(named) == 1 else 'topics'}"
+        f" {shown} needs {c.replication_factor} brokers, one per replica"
+    )
 
 
 def recovery_row(report: SizingReport) -> str:

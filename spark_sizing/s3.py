@@ -118,11 +118,13 @@ def first_line(obj: S3Object) -> str:
     return data.split(b"\n", 1)[0].removesuffix(b"\r").decode("utf-8")
 
 
-def upload_tree(source: Path, url: str) -> None:
-    """Every file below `source` to the prefix, keeping relative paths."""
+def upload_tree(source: Path, url: str, last: str | None = None) -> None:
+    """Every file below `source` to the prefix, keeping relative paths; the file named `last`
+    (relative to `source`) goes up after every other one."""
     bucket, prefix = split_url(url)
     s3 = client()
-    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+    files = [p for p in source.rglob("*") if p.is_file()]
+    for path in sorted(files, key=lambda p: (p.relative_to(source).as_posix() == last, p)):
         key = "/".join(
             part for part in (prefix.rstrip("/"), path.relative_to(source).as_posix()) if part
         )

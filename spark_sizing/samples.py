@@ -7,12 +7,15 @@ carry the daily cycle in `produce_mb_s`; daily and monthly rows carry it in `pro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from spark_sizing.file_formats import EXTENSIONS_TEXT, format_of
 
 STEP_HOURS = {"hourly": 1, "daily": 24, "monthly": 24 * 30}
 RETENTION_CHOICES_H = np.array([6, 24, 72, 168])
@@ -75,15 +78,64 @@ def generate(
         )
 
 
+class SampleError(ValueError):
+    """An --out or --format that cannot be written; the message names the option and the fix."""
+
+
+def target_format(out: Path, requested: str | None, force: bool) -> str:
+    """The format to write `out` in: its extension's (the one `size` reads it by), which
+    --format, when given, must agree with. An existing file is replaced only with --force."""
+    if out.is_dir():
+        raise SampleError(
+            f"--out {out}: is a directory; name a file in it, e.g. {out / 'projections.csv'}"
+        )
+    by_extension = format_of(out)
+    if by_extension is None:
+        wanted = f"{out.stem}.{requested}" if requested else f"{out.stem}.csv"
+        raise SampleError(
+            f"--out {out}: size reads {EXTENSIONS_TEXT} files and knows the format by the "
+            f"extension; name the file like {wanted}"
+        )
+    if requested is not None and requested != by_extension:
+        raise SampleError(
+            f"--out {out}: the extension says {by_extension} but --format is {requested}; "
+            f"name the file {out.stem}.{requested}, or drop --format"
+        )
+    if out.exists() and not force:
+        raise SampleError(
+            f"--out {out}: already exists; choose another path, or pass --force to replace it"
+        )
+    return by_extension
+
+
 def write(
     out: Path, topics: int, months: int, granularity: str, seed: int, file_format: str
 ) -> int:
-    """Write the dataset as one csv/jsonl/parquet file; returns the row count."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    chunks = generate(topics, months, granularity, seed)
-    rows = 0
+    """Write the dataset as one csv/jsonl/parquet file; returns the row count.
+
+    The rows go to a hidden file beside `out` that is renamed to `out` once complete: a rename
+    within one directory is atomic, so a reader never sees half a file, and a failure (a bad
+    seed, a full disk) leaves no file behind and any earlier `out` as it was."""
+    # Named by this process: the writers create it with the usual permissions (a mkstemp file
+    # would stay readable by its owner only).
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        rows = _write_rows(partial, generate(topics, months, granularity, seed), file_format)
+        partial.replace(out)
+    except OSError as err:
+        raise SampleError(
+            f"--out {out}: cannot write it ({err.strerror or err}); choose a writable path"
+        ) from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return rows
+
+
+def _write_rows(out: Path, chunks: Iterator[pd.DataFrame], file_format: str) -> int:
     if file_format == "parquet":
         return _write_parquet(out, chunks)
+    rows = 0
     with out.open("w", encoding="utf-8", newline="") as handle:
         for i, chunk in enumerate(chunks):
             if file_format == "csv":

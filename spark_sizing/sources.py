@@ -18,15 +18,8 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_sizing import s3, s3a
+from spark_sizing.file_formats import EXTENSIONS_TEXT, FORMATS, format_of
 from spark_sizing.schema import ALL_COLUMNS, CORRUPT_RECORD, REQUIRED, raw_csv_schema
-
-FORMATS = {
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".jsonl": "json",
-    ".json": "json",
-    ".ndjson": "json",
-}
 
 
 class InputError(RuntimeError):
@@ -107,7 +100,7 @@ def _local_files(location: str) -> list[str]:
     if path.is_dir():
         files = [str(p) for p in path.rglob("*") if p.suffix.lower() in FORMATS and p.is_file()]
         if not files:
-            raise InputError(f"--input {location}: directory has no .csv, .parquet or .jsonl files")
+            raise InputError(f"--input {location}: directory has no {EXTENSIONS_TEXT} files")
         return files
     matches = [m for m in glob.glob(location, recursive=True) if Path(m).is_file()]
     if matches:
@@ -116,10 +109,10 @@ def _local_files(location: str) -> list[str]:
 
 
 def _single_format(location: str, files: list[str]) -> str:
-    kinds = {FORMATS.get(Path(f).suffix.lower()) for f in files}
+    kinds = {format_of(f) for f in files}
     if None in kinds:
-        bad = next(f for f in files if Path(f).suffix.lower() not in FORMATS)
-        raise InputError(f"--input {location}: {bad} is not .csv, .parquet or .jsonl")
+        bad = next(f for f in files if format_of(f) is None)
+        raise InputError(f"--input {location}: {bad} is not {EXTENSIONS_TEXT}")
     if len(kinds) > 1:
         raise InputError(
             f"--input {location}: mixes formats {sorted(k or '' for k in kinds)}; use one"
@@ -135,13 +128,15 @@ class RawRows:
     csv_fields: int | None = None
 
 
-def check_columns(columns: list[str], allow_unknown: bool) -> None:
-    """Refuses a missing required column and, unless allowed, a column the contract does not know
-    (a misspelt optional column would otherwise be ignored without a word)."""
+def check_columns(columns: list[str], allow_unknown: bool, source: str) -> None:
+    """Refuses a column named twice, a missing required column and, unless allowed, a column the
+    contract does not know (a misspelt optional column would otherwise be ignored without a
+    word). `source` names where the columns came from: the CSV file, or the --input location."""
+    _refuse_repeated(columns, source)
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         raise InputError(
-            f"input is missing required column(s) {', '.join(missing)}; "
+            f"--input {source}: missing required column(s) {', '.join(missing)}; "
             f"add them (see docs/input-schema.json). Columns found: {', '.join(columns)}"
         )
     unknown = [c for c in columns if c not in ALL_COLUMNS and c != CORRUPT_RECORD]
@@ -151,15 +146,30 @@ def check_columns(columns: list[str], allow_unknown: bool) -> None:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         others = f" (and {', '.join(repr(u) for u in unknown[1:])})" if unknown[1:] else ""
         raise InputError(
-            f"input has unknown column {name!r}{hint}{others}; rename it to one of "
+            f"--input {source}: unknown column {name!r}{hint}{others}; rename it to one of "
             f"{', '.join(ALL_COLUMNS)}, or pass --allow-unknown-columns to ignore it"
         )
+
+
+def _refuse_repeated(columns: list[str], source: str) -> None:
+    # Spark resolves column names ignoring case (spark.sql.caseSensitive is off), so `Topic` and
+    # `topic` are one column to it: it stops with COLUMN_ALREADY_EXISTS once the JVM is up, or
+    # with an ambiguous reference halfway through the job.
+    first_at: dict[str, int] = {}
+    for at, name in enumerate(columns, start=1):
+        earlier = first_at.setdefault(name.casefold(), at)
+        if earlier != at:
+            spelt = f"{columns[earlier - 1]!r} and {name!r}"
+            raise InputError(
+                f"--input {source}: column {name!r} appears twice ({spelt} are columns "
+                f"{earlier} and {at}; names are compared ignoring case); keep one of them"
+            )
 
 
 def check_local_header(files: InputFiles, allow_unknown: bool) -> None:
     """A local CSV's columns are checked from its header before Spark starts."""
     if files.format == "csv" and files.reader == "local" and files.paths:
-        check_columns([h.strip() for h in _csv_header(files)], allow_unknown)
+        check_columns(csv_header(files), allow_unknown, files.paths[0])
 
 
 def read(spark: SparkSession, files: InputFiles, allow_unknown: bool = False) -> RawRows:
@@ -177,7 +187,7 @@ def read(spark: SparkSession, files: InputFiles, allow_unknown: bool = False) ->
             "endpoint and region (shared with boto3) and the AWS credentials in Spark's "
             "environment, or use --s3-read download"
         ) from None
-    check_columns(df.columns, allow_unknown)
+    check_columns(df.columns, allow_unknown, _described(files))
     if files.format != "csv":
         return RawRows(df)
     # A line whose field count differs from the header's is malformed, and Spark flags it only
@@ -185,6 +195,14 @@ def read(spark: SparkSession, files: InputFiles, allow_unknown: bool = False) ->
     # goes unread (an allowed unknown one). The session setting is read when the scan runs.
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     return RawRows(df, csv_fields=len(df.columns) - 1)
+
+
+def _described(files: InputFiles) -> str:
+    """The input in a message: a CSV's columns are its first file's header; JSON Lines and
+    Parquet columns are those of every file together."""
+    if files.format == "csv" or len(files.paths) == 1:
+        return files.paths[0]
+    return f"{files.paths[0]} (and {len(files.paths) - 1} more files)"
 
 
 def _root_cause(err: Exception) -> str:
@@ -199,7 +217,7 @@ def _root_cause(err: Exception) -> str:
 def _dataframe(spark: SparkSession, files: InputFiles) -> DataFrame:
     if files.format == "csv":
         return _read_csv(spark, files)
-    if files.format == "json":
+    if files.format == "jsonl":
         return (
             spark.read.option("primitivesAsString", "true")
             .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
@@ -209,26 +227,33 @@ def _dataframe(spark: SparkSession, files: InputFiles) -> DataFrame:
 
 
 def _read_csv(spark: SparkSession, files: InputFiles) -> DataFrame:
-    header = _csv_header(files)
-    if not header:
-        raise InputError(f"--input {files.paths[0]}: empty file, expected a header row")
     return (
         spark.read.option("header", "true")
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-        .schema(raw_csv_schema([h.strip() for h in header]))
+        .schema(raw_csv_schema(csv_header(files)))
         .csv(files.paths)
     )
 
 
-def _csv_header(files: InputFiles) -> list[str]:
-    """The first file's header row; s3a files stay in S3, so only their first line is fetched."""
+def csv_header(files: InputFiles) -> list[str]:
+    """The first file's column names, with the spaces around each name trimmed (` topic ` is
+    `topic`; docs/sizing.md); an empty file, or one whose first line is blank, is refused.
+
+    s3a files stay in S3, so only their first line is fetched."""
     try:
         if files.s3_objects:
-            return next(csv.reader([s3.first_line(files.s3_objects[0])]), [])
-        with open(files.paths[0], newline="", encoding="utf-8") as handle:
-            return next(csv.reader(handle), [])
+            header = next(csv.reader([s3.first_line(files.s3_objects[0])]), [])
+        else:
+            with open(files.paths[0], newline="", encoding="utf-8") as handle:
+                header = next(csv.reader(handle), [])
     except UnicodeDecodeError:
         raise InputError(f"--input {files.paths[0]}: not UTF-8 text; save it as UTF-8") from None
     except s3.S3Error as err:
         raise InputError(str(err)) from None
+    if not header:
+        raise InputError(
+            f"--input {files.paths[0]}: the file is empty (or its first line is blank); its "
+            f"first line must be the header, naming at least {','.join(REQUIRED)}"
+        )
+    return [name.strip() for name in header]

@@ -16,8 +16,15 @@ from pyspark.sql.types import StringType
 from spark_sizing.schema import (
     CORRUPT_RECORD,
     DEFAULT_REPLICATION_FACTOR,
+    MAX_PRODUCE_MB_S,
+    MAX_REPLICATION_FACTOR,
+    MAX_RETENTION_HOURS,
     OPTIONAL,
+    PERIOD_YEARS,
     REQUIRED,
+    TOPIC_NAME_CHARACTERS,
+    TOPIC_NAME_MAX_LENGTH,
+    TOPIC_NAME_RESERVED,
 )
 
 REASON = "reason"
@@ -38,6 +45,10 @@ SPARK_TYPES = {
     "compression_ratio": "double",
     "consumers_per_group": "int",
 }
+
+
+# How a reason names the kind of value a column wants, by its Spark type.
+UNPARSED_KIND = {"timestamp": "a date or timestamp", "double": "a number", "int": "an integer"}
 
 
 def with_optional_columns(raw: DataFrame) -> DataFrame:
@@ -90,75 +101,115 @@ class _Check:
     problem: Column
 
 
-def _value_check(field: _Field, rule_holds: Column, rule: str) -> _Check:
-    """Missing (if required), unparseable, or breaking `rule`."""
+Rule = tuple[Column, str]  # holds over the typed value; how the reason words it
+
+
+def _value_check(field: _Field, rules: list[Rule]) -> _Check:
+    """Missing (if required), unparseable, or breaking one of `rules` (the first one broken is
+    the reason)."""
     typed = field.typed
-    if SPARK_TYPES[field.name] == "int":
-        unparsed, kind = typed.isNull(), "an integer"
-    else:
-        unparsed = typed.isNull() | F.isnan(typed) | (F.abs(typed) == F.lit(INFINITY))
-        kind = "a number"
+    unparsed, kind = typed.isNull(), UNPARSED_KIND[SPARK_TYPES[field.name]]
+    if SPARK_TYPES[field.name] == "double":
+        unparsed = unparsed | F.isnan(typed) | (F.abs(typed) == F.lit(INFINITY))
     required = field.name in REQUIRED
     blank = field.blank()
     missing = F.lit(f"{field.name}: missing") if required else F.lit(None)
-    problem = (
-        F.when(blank, missing)
-        .when(unparsed, F.concat(F.lit(f"{field.name}: not {kind}: "), field.quoted()))
-        .when(
-            ~rule_holds,
-            F.concat(F.lit(f"{field.name}: must be {rule}, got "), field.raw.cast("string")),
-        )
+    problem = F.when(blank, missing).when(
+        unparsed, F.concat(F.lit(f"{field.name}: not {kind}: "), field.quoted())
     )
-    fine = ~unparsed & rule_holds
+    rules_hold = F.lit(True)
+    for holds, rule in rules:
+        broken = F.concat(F.lit(f"{field.name}: must be {rule}, got "), field.raw.cast("string"))
+        problem = problem.when(~holds, broken)
+        rules_hold = rules_hold & holds
+    fine = ~unparsed & rules_hold
     return _Check(ok=(fine if required else blank | fine), problem=problem)
 
 
-def _value_rules(t: dict[str, Column]) -> dict[str, tuple[Column, str]]:
-    """Each numeric column's rule over the typed values, and how its reason words it."""
+def _value_rules(t: dict[str, Column]) -> dict[str, list[Rule]]:
+    """Each typed column's rules (spark_sizing/schema.py gives the bounds and why)."""
     rf_or_default = F.coalesce(t["replication_factor"], F.lit(DEFAULT_REPLICATION_FACTOR))
     isr = t["min_insync_replicas"]
+    first_year, last_year = PERIOD_YEARS
+    at_most_max_mb_s = f"≤ {MAX_PRODUCE_MB_S} (1 TB/s)"
     return {
-        "produce_mb_s": (t["produce_mb_s"] >= 0, "≥ 0"),
-        "consumer_groups": (t["consumer_groups"] >= 0, "≥ 0"),
-        "retention_hours": (t["retention_hours"] > 0, "> 0"),
-        "produce_mb_s_peak": (
-            t["produce_mb_s_peak"] >= F.coalesce(t["produce_mb_s"], F.lit(0.0)),
-            "≥ produce_mb_s",
-        ),
-        "avg_message_bytes": (t["avg_message_bytes"] > 0, "> 0"),
-        "replication_factor": (t["replication_factor"] >= 1, "≥ 1"),
-        "min_insync_replicas": (
-            (isr >= 1) & (isr <= rf_or_default),
-            "between 1 and replication_factor",
-        ),
-        "partitions": (t["partitions"] >= 1, "≥ 1"),
-        "compression_ratio": (
-            (t["compression_ratio"] > 0) & (t["compression_ratio"] <= 1),
-            "in (0, 1]",
-        ),
-        "consumers_per_group": (t["consumers_per_group"] >= 1, "≥ 1"),
+        "period_start": [
+            (
+                F.year(t["period_start"]).between(first_year, last_year),
+                f"in the years {first_year} to {last_year}",
+            )
+        ],
+        "produce_mb_s": [
+            (t["produce_mb_s"] >= 0, "≥ 0"),
+            (t["produce_mb_s"] <= MAX_PRODUCE_MB_S, at_most_max_mb_s),
+        ],
+        "consumer_groups": [(t["consumer_groups"] >= 0, "≥ 0")],
+        "retention_hours": [
+            (t["retention_hours"] > 0, "> 0"),
+            (
+                t["retention_hours"] <= MAX_RETENTION_HOURS,
+                f"≤ {MAX_RETENTION_HOURS} (a century; give it for a topic kept forever)",
+            ),
+        ],
+        "produce_mb_s_peak": [
+            (
+                t["produce_mb_s_peak"] >= F.coalesce(t["produce_mb_s"], F.lit(0.0)),
+                "≥ produce_mb_s",
+            ),
+            (t["produce_mb_s_peak"] <= MAX_PRODUCE_MB_S, at_most_max_mb_s),
+        ],
+        "avg_message_bytes": [(t["avg_message_bytes"] > 0, "> 0")],
+        "replication_factor": [
+            (t["replication_factor"] >= 1, "≥ 1"),
+            (
+                t["replication_factor"] <= MAX_REPLICATION_FACTOR,
+                f"≤ {MAX_REPLICATION_FACTOR} (the most Kafka can create)",
+            ),
+        ],
+        "min_insync_replicas": [
+            ((isr >= 1) & (isr <= rf_or_default), "between 1 and replication_factor")
+        ],
+        "partitions": [(t["partitions"] >= 1, "≥ 1")],
+        "compression_ratio": [
+            ((t["compression_ratio"] > 0) & (t["compression_ratio"] <= 1), "in (0, 1]")
+        ],
+        "consumers_per_group": [(t["consumers_per_group"] >= 1, "≥ 1")],
     }
+
+
+def _topic_check() -> _Check:
+    """Kafka's rule for a topic name, on the name as sized: spaces around it trimmed."""
+    name = F.trim(F.col("topic").cast("string"))
+    blank = F.col("topic").isNull() | (name == "")
+    too_long = F.length(name) > TOPIC_NAME_MAX_LENGTH
+    bad_characters = ~name.rlike(f"^[{TOPIC_NAME_CHARACTERS}]+$")
+    reserved = name.isin(*TOPIC_NAME_RESERVED)
+    quoted = F.concat(F.lit("'"), name, F.lit("'"))
+    problem = (
+        F.when(blank, F.lit("topic: missing or empty"))
+        .when(
+            too_long,
+            F.concat(
+                F.lit(f"topic: must be at most {TOPIC_NAME_MAX_LENGTH} characters, got "),
+                F.length(name).cast("string"),
+            ),
+        )
+        .when(
+            bad_characters,
+            F.concat(
+                F.lit("topic: must be only letters, digits, '.', '_' and '-' (Kafka's rule), got "),
+                quoted,
+            ),
+        )
+        .when(reserved, F.concat(F.lit("topic: Kafka refuses the name "), quoted))
+    )
+    return _Check(ok=~(blank | too_long | bad_characters | reserved), problem=problem)
 
 
 def _checks(df: DataFrame) -> list[_Check]:
     f = _fields(df)
-    typed = {name: field.typed for name, field in f.items()}
-    topic_blank = F.col("topic").isNull() | (F.trim(F.col("topic").cast("string")) == "")
-    period = f["period_start"]
-    return [
-        _Check(ok=~topic_blank, problem=F.when(topic_blank, F.lit("topic: missing or empty"))),
-        _Check(
-            ok=period.typed.isNotNull(),
-            problem=F.when(period.blank(), F.lit("period_start: missing")).when(
-                period.typed.isNull(),
-                F.concat(F.lit("period_start: not a date or timestamp: "), period.quoted()),
-            ),
-        ),
-        *(
-            _value_check(f[name], holds, rule)
-            for name, (holds, rule) in _value_rules(typed).items()
-        ),
-    ]
+    rules = _value_rules({name: field.typed for name, field in f.items()})
+    return [_topic_check(), *(_value_check(f[name], rules[name]) for name in rules)]
 
 
 def malformed_reason(csv_fields: int | None) -> Column:

@@ -278,3 +278,43 @@ def test_bad_partition_multiple_names_the_option(tmp_path: Path) -> None:
         "--input", str(SAMPLE_INPUT), "--out", str(tmp_path), "--partition-multiple", "nodes"
     )
     assert code == 2 and "--partition-multiple 'nodes'" in output
+
+
+@pytest.mark.spark
+def test_rows_that_once_crashed_the_job_are_rejected_with_their_rule(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # 1e308 overflowed the partition count; year 9999 crashed the charts after sizing.json was
+    # written; a name Kafka refuses was sized as a topic.
+    data = tmp_path / "in.csv"
+    data.write_text(
+        HEADER
+        + "a,2026-01-01,1.0,1,24\n"
+        + "b,2026-01-01,1e308,1,24\n"
+        + "c,9999-01-01,1.0,1,24\n"
+        + "bad topic!,2026-01-01,1.0,1,24\n"
+    )
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 0, output
+    assert "rows read 4, accepted 1, rejected 3" in output
+    assert sorted(r["reason"].split(":")[0] for r in rejected_rows(out)) == [
+        "period_start",
+        "produce_mb_s",
+        "topic",
+    ]
+
+
+@pytest.mark.spark
+def test_rejected_rows_leave_the_exit_code_at_zero_and_say_so(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(HEADER + "a,2026-01-01,1.0,1,24\nb,2026-01-01,fast,1,24\n")
+    out = tmp_path / "out"
+    code, output = size("--input", str(data), "--out", str(out))
+    assert code == 0, output
+    assert (
+        f"warning: 1 of 2 rows rejected and left out of the sizing; the reasons are in "
+        f"{out}/rejected.csv" in output
+    )

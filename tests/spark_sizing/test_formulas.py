@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,8 +16,10 @@ from spark_sizing.formulas import (
     size_cluster,
     topic_storage_gib,
 )
+from spark_sizing.model_inputs import MAX_DEMAND_MB_S, DemandError
 from spark_sizing.partitions import rounded
 from spark_sizing.profiles import BUILT_IN_PROFILES, load_profile
+from spark_sizing.schema import MAX_REPLICATION_FACTOR, MAX_RETENTION_HOURS
 
 M5_2XL = BUILT_IN_PROFILES["m5.2xlarge"]
 
@@ -204,3 +208,34 @@ def test_many_small_topics_do_not_inflate_the_broker_count() -> None:
     rounded_up = size_cluster(topics, M5_2XL, SizingParameters(partition_multiple="brokers"))
     assert rounded_up.cluster.partitions_total == 30_000
     assert any(w.startswith("partitions:") for w in rounded_up.warnings)
+
+
+def test_demand_at_every_bound_the_input_allows_sizes_to_finite_figures() -> None:
+    # Each figure at the most the contract and the model accept (spark_sizing/schema.py,
+    # model_inputs.MAX_DEMAND_MB_S): every product the model forms stays finite.
+    int32 = 2**31 - 1
+    extreme = demand(
+        peak_ingress_mb_s=MAX_DEMAND_MB_S,
+        avg_ingress_mb_s=MAX_DEMAND_MB_S,
+        consumer_groups=int32,
+        retention_hours=float(MAX_RETENTION_HOURS),
+        replication_factor=MAX_REPLICATION_FACTOR,
+        min_insync_replicas=MAX_REPLICATION_FACTOR - 1,
+        pinned_partitions=int32,
+        consumers_per_group=int32,
+    )
+    result = size_cluster([extreme, demand()], M5_2XL, SizingParameters(horizon_months=120))
+    assert result.cluster.brokers > 0
+    assert math.isfinite(result.cost.total_monthly)
+    assert all(math.isfinite(u.per_broker) for u in result.utilisation)
+
+
+@pytest.mark.parametrize("peak", [float("inf"), float("nan"), 2 * 1e308, MAX_DEMAND_MB_S * 2])
+def test_a_runaway_projection_is_refused_naming_its_topic(peak: float) -> None:
+    with pytest.raises(DemandError, match=r"topic orders: projected peak_ingress_mb_s is"):
+        demand(topic="orders", peak_ingress_mb_s=peak)
+
+
+def test_the_horizon_is_at_most_ten_years() -> None:
+    with pytest.raises(ValueError, match="horizon_months"):
+        SizingParameters(horizon_months=121)

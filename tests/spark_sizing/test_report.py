@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from kafkastack.cli import app
 from spark_sizing.charts import client_ingress_capacity
 from spark_sizing.contract import InputStats, SizingReport
-from spark_sizing.formulas import SizingParameters, size_cluster
+from spark_sizing.formulas import SizingParameters, TopicDemand, size_cluster
+from spark_sizing.job import SizingRun
 from spark_sizing.report import html_report, markdown
 from tests.spark_sizing.test_zone_loss import ORDERS, WORKED, worked_params
 
 
-def sized(params: SizingParameters) -> SizingReport:
-    result = size_cluster([ORDERS], WORKED, params)
+def sized(params: SizingParameters, topics: Sequence[TopicDemand] = (ORDERS,)) -> SizingReport:
+    result = size_cluster(topics, WORKED, params)
     return SizingReport(
         generated_at="2026-01-01T00:00:00+00:00",
         parameters={"input": "x.csv", "profile": WORKED.name, **params.model_dump()},
@@ -95,3 +102,32 @@ def test_report_shows_cpu_recovery_and_cost() -> None:
     assert "(parts without a price left out)" in md
     assert "| cross-zone replication | 31,536.00 |" in md
     assert "| disk fill at the horizon | 2,655.4 of 5,310.8 GiB a broker (50%) |" in md
+
+
+def test_a_replication_factor_that_sets_the_broker_count_is_named_with_its_topic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RF 100 typed for 10: the minimum constraint sizes 100 brokers, 102 over 3 zones.
+    small = {"peak_ingress_mb_s": 1.0, "avg_ingress_mb_s": 1.0}
+    typo = replace(
+        ORDERS, topic="payments", replication_factor=100, min_insync_replicas=99, **small
+    )
+    report = sized(worked_params(), [replace(ORDERS, **small), typo])
+    assert (report.cluster.brokers, report.cluster.binding_constraint) == (102, "minimum")
+    named = "replication_factor 100 of topic payments needs 100 brokers, one per replica"
+    assert f"Binding constraint: **minimum**: {named} (brokers per zone" in markdown(report)
+    # The console summary says it too.
+    monkeypatch.setattr(
+        "spark_sizing.job.run_sizing",
+        lambda *_, **__: SizingRun(report=report, months=[], out=str(tmp_path)),
+    )
+    result = CliRunner().invoke(app, ["size", "--input", "x.csv", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"102 brokers (worked, 3 zones, binding: minimum: {named});" in result.output
+
+
+def test_the_minimum_of_three_brokers_needs_no_topic_named() -> None:
+    small = replace(ORDERS, peak_ingress_mb_s=1.0, avg_ingress_mb_s=1.0)
+    report = sized(worked_params(), [small])
+    assert report.cluster.binding_constraint == "minimum"
+    assert "Binding constraint: **minimum** (brokers per zone" in markdown(report)

@@ -71,6 +71,51 @@ def test_every_bad_value_gets_a_reason_naming_its_column(spark: SparkSession) ->
     ]
 
 
+def test_topic_names_follow_kafkas_rule(spark: SparkSession) -> None:
+    names = ["bad topic!", "x" * 300, ".", "..", "ok.name_1-2", " padded ", "a" * 249, "ünï"]
+    got = reasons(spark, [(name, "2026-01-01", "1", "1", "24") for name in names])
+    kafka_rule = "topic: must be only letters, digits, '.', '_' and '-' (Kafka's rule), got "
+    assert got == [
+        kafka_rule + "'bad topic!'",
+        "topic: must be at most 249 characters, got 300",
+        "topic: Kafka refuses the name '.'",
+        "topic: Kafka refuses the name '..'",
+        None,
+        None,
+        None,
+        kafka_rule + "'ünï'",
+    ]
+
+
+def test_values_past_the_contracts_bounds_are_rejected(spark: SparkSession) -> None:
+    header = [*HEADER, "produce_mb_s_peak", "replication_factor"]
+    got = reasons(
+        spark,
+        [
+            ("a", "2026-01-01", "1e308", "1", "24", None, None),
+            ("a", "2026-01-01", "1000000", "1", "24", "1000000", "32767"),
+            ("a", "2026-01-01", "1", "1", "24", "2000000", None),
+            ("a", "2026-01-01", "1", "1", "876601", None, "32768"),
+            ("a", "9999-01-01", "1", "1", "24", None, None),
+            ("a", "1969-12-31T23:59:59", "1", "1", "24", None, None),
+            ("a", "1970-01-01", "1", "1", "876600", None, None),
+            ("a", "2199-12-31T23:59:59", "1", "1", "24", None, None),
+        ],
+        header,
+    )
+    assert got == [
+        "produce_mb_s: must be ≤ 1000000 (1 TB/s), got 1e308",
+        None,
+        "produce_mb_s_peak: must be ≤ 1000000 (1 TB/s), got 2000000",
+        "retention_hours: must be ≤ 876600 (a century; give it for a topic kept forever), got "
+        "876601; replication_factor: must be ≤ 32767 (the most Kafka can create), got 32768",
+        "period_start: must be in the years 1970 to 2199, got 9999-01-01",
+        "period_start: must be in the years 1970 to 2199, got 1969-12-31T23:59:59",
+        None,
+        None,
+    ]
+
+
 def test_optional_columns_are_checked_when_present(spark: SparkSession) -> None:
     header = [
         *HEADER,
