@@ -78,6 +78,9 @@ def _run(
     for option, seconds in (("--wait", wait), ("--timeout", timeout)):
         if not math.isfinite(seconds) or seconds < 0:
             raise fail(f"{option} {seconds:g}: give a number of seconds, 0 or more, e.g. 300")
+    if throttle is not None and not (math.isfinite(throttle) and throttle > 0):
+        # round(inf) raises; 0 or below would be no throttle at all, which is not what was asked.
+        raise fail(f"--throttle {throttle:g}: give MB/s above 0, e.g. 50, or leave it out")
     try:
         config = load_stack(stacks_dir, stack)
         tools = KafkaTools(bootstrap, _client(client_config), config.kafka_version)

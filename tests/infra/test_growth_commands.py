@@ -92,3 +92,12 @@ def test_wait_and_timeout_that_are_not_seconds_are_refused_naming_the_option() -
         )
         assert result.exit_code == 2, result.output
         assert f"{option} {float(value):g}: give a number of seconds, 0 or more" in result.output
+
+
+def test_a_throttle_that_is_no_rate_is_refused_naming_the_option() -> None:
+    for value in ("inf", "nan", "0", "-5"):
+        result = CliRunner().invoke(
+            app, ["rebalance", "--stack", "dev", "--bootstrap", "b:9092", "--throttle", value]
+        )
+        assert result.exit_code == 2, result.output
+        assert f"--throttle {float(value):g}: give MB/s above 0" in result.output
