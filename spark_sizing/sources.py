@@ -237,23 +237,56 @@ def _read_csv(spark: SparkSession, files: InputFiles) -> DataFrame:
 
 
 def csv_header(files: InputFiles) -> list[str]:
-    """The first file's column names, with the spaces around each name trimmed (` topic ` is
+    """The files' column names, with the spaces around each name trimmed (` topic ` is
     `topic`; docs/sizing.md); an empty file, or one whose first line is blank, is refused.
 
-    s3a files stay in S3, so only their first line is fetched."""
+    Every file must name the same columns in the same order: Spark applies one schema to all
+    of them by position and skips each file's header, so a file with two numeric columns
+    swapped would be sized with the wrong figures. s3a files stay in S3, so only their first
+    lines are fetched."""
+    count = len(files.s3_objects) if files.s3_objects else len(files.paths)
+    first = _header(files, 0)
+    for index in range(1, count):
+        other = _header(files, index, empty_allowed=True)
+        if other and other != first:
+            raise InputError(
+                f"--input {_name(files, index)}: its columns ({','.join(other)}) differ from "
+                f"{_name(files, 0)}'s ({','.join(first)}); every CSV file of one input must "
+                "name the same columns in the same order"
+            )
+    return first
+
+
+def _name(files: InputFiles, index: int) -> str:
+    return files.s3_objects[index].url if files.s3_objects else files.paths[index]
+
+
+def _header(files: InputFiles, index: int, empty_allowed: bool = False) -> list[str]:
+    """A file's column names; none for an empty file where `empty_allowed` (a file of a
+    directory that has no rows, as Spark leaves one for an empty partition)."""
     try:
         if files.s3_objects:
-            header = next(csv.reader([s3.first_line(files.s3_objects[0])]), [])
+            header = next(csv.reader([s3.first_line(files.s3_objects[index])]), [])
         else:
-            with open(files.paths[0], newline="", encoding="utf-8") as handle:
+            with open(files.paths[index], newline="", encoding="utf-8") as handle:
                 header = next(csv.reader(handle), [])
     except UnicodeDecodeError:
-        raise InputError(f"--input {files.paths[0]}: not UTF-8 text; save it as UTF-8") from None
+        raise InputError(
+            f"--input {_name(files, index)}: not UTF-8 text; save it as UTF-8"
+        ) from None
     except s3.S3Error as err:
         raise InputError(str(err)) from None
+    if not header and empty_allowed and _size(files, index) == 0:
+        return []
     if not header:
         raise InputError(
-            f"--input {files.paths[0]}: the file is empty (or its first line is blank); its "
+            f"--input {_name(files, index)}: the file is empty (or its first line is blank); its "
             f"first line must be the header, naming at least {','.join(REQUIRED)}"
         )
     return [name.strip() for name in header]
+
+
+def _size(files: InputFiles, index: int) -> int:
+    if files.s3_objects:
+        return files.s3_objects[index].size
+    return Path(files.paths[index]).stat().st_size

@@ -72,3 +72,33 @@ def test_spaces_around_header_names_are_trimmed(spark: SparkSession, tmp_path: P
     assert report.inputs.rows_accepted == 1
     header = (tmp_path / "out" / "rejected.csv").read_text().splitlines()[0]
     assert header.startswith(HEADER + ",")
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_files_of_one_input_whose_columns_differ_are_refused_naming_both(tmp_path: Path) -> None:
+    """Spark skips every file's header and maps columns by position: the second file's swapped
+    produce_mb_s and retention_hours would be sized as each other."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.csv").write_text(HEADER + "\na,2026-01-01,1,1,24\n")
+    swapped = "topic,period_start,retention_hours,consumer_groups,produce_mb_s"
+    (folder / "b.csv").write_text(swapped + "\nb,2026-01-01,24,1,1\n")
+    code, output = size(folder, tmp_path / "out")
+    assert code == 2, output
+    assert f"--input {folder / 'b.csv'}: its columns ({swapped}) differ from" in output
+    assert f"{folder / 'a.csv'}'s ({HEADER})" in output
+
+
+@pytest.mark.spark
+def test_files_with_the_same_columns_and_an_empty_one_size_together(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.csv").write_text(HEADER + "\na,2026-01-01,1,1,24\n")
+    (folder / "b.csv").write_text(" topic ," + HEADER.split(",", 1)[1] + "\nb,2026-01-01,2,1,24\n")
+    (folder / "c.csv").write_text("")  # an empty partition's file: no rows, no header
+    code, output = size(folder, tmp_path / "out")
+    assert code == 0, output
+    report = SizingReport.model_validate_json((tmp_path / "out" / "sizing.json").read_text())
+    assert sorted(t.topic for t in report.topics) == ["a", "b"]
