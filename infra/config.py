@@ -157,17 +157,17 @@ def check_safety(c: StackConfig) -> None:
             "replication_factor",
             f"{c.replication_factor} > {brokers} brokers; lower it or add brokers",
         )
-    if c.min_insync_replicas > c.replication_factor:
-        raise _refuse(
-            "min_insync_replicas",
-            f"{c.min_insync_replicas} > replication_factor {c.replication_factor}: no acks=all "
-            f"write could ever succeed; use at most {c.replication_factor}",
-        )
     if c.replication_factor < 2 and not c.small:
         raise _refuse(
             "replication_factor",
             f"{c.replication_factor}: a partition's only replica goes with its broker, and "
             f"{c.environment} keeps data through a failure; use 3",
+        )
+    if c.min_insync_replicas > c.replication_factor:
+        raise _refuse(
+            "min_insync_replicas",
+            f"{c.min_insync_replicas} > replication_factor {c.replication_factor}: no acks=all "
+            f"write could ever succeed; use at most {c.replication_factor}",
         )
     if c.min_insync_replicas >= c.replication_factor and c.replication_factor > 1:
         raise _refuse(
@@ -199,8 +199,8 @@ def check_safety(c: StackConfig) -> None:
             "zones",
             f"with {len(zones)} zones a zone outage leaves {survivors} of "
             f"{c.replication_factor} replicas, below min_insync_replicas "
-            f"{c.min_insync_replicas}: acks=all writes would stop; list "
-            f"{c.replication_factor} zones, one per replica",
+            f"{c.min_insync_replicas}: acks=all writes would stop; "
+            f"{_zone_outage_fix(c.replication_factor, c.min_insync_replicas, survivors)}",
         )
     if len(set(zones)) != len(zones):
         raise _refuse("zones", "zones are listed twice; list each once")
@@ -242,6 +242,17 @@ def check_safety(c: StackConfig) -> None:
     check_network(c)
     data_volumes.check(c)
     pod_resources.check(c)
+
+
+def _zone_outage_fix(replication_factor: int, min_isr: int, survivors: int) -> str:
+    """The fewest zones whose outage leaves min ISR replicas, or a lower min ISR."""
+    zones = next(
+        z
+        for z in range(2, replication_factor + 1)
+        if replication_factor - math.ceil(replication_factor / z) >= min_isr
+    )
+    lower = f", or lower min_insync_replicas to {survivors}" if survivors >= 1 else ""
+    return f"list at least {zones} zones{lower}"
 
 
 def password_config_key(user: str) -> str:

@@ -3,9 +3,9 @@ and the shape of a refusal."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from infra.errors import ConfigError
 from infra.model.naming import DNS_LABEL_MAX, dns_name_problem, name_problem
@@ -19,6 +19,30 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_yes_no_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # Validation turns the engine's text ("3") into numbers, as it should; it would also
+        # turn `true` into 1 (one broker, 1 ms, uid 1).
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and _numeric(field.annotation):
+            raise ValueError(f"{str(value).lower()} is a yes/no value; write a number")
+        return value
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field takes a number and no yes/no value (`int | None`, not `bool | int`)."""
+    leaves: set[Any] = set()
+    pending = [annotation]
+    while pending:
+        current = pending.pop()
+        args = get_args(current)
+        if args:
+            pending.extend(args)
+        else:
+            leaves.add(current)
+    return bool(leaves & {int, float}) and bool not in leaves
 
 
 def refuse(key: str, message: str) -> ConfigError:

@@ -80,15 +80,17 @@ class KafkaImage(ImageUser):
 
 # An image's repository as container runtimes parse it (the distribution reference grammar):
 # an optional registry host[:port]/, then lowercase path components.
-_HOST = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9a-fA-F:]+\])"  # a name, or an IPv6 address
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-REPOSITORY = rf"(?:{_HOST}(?:\.{_HOST})*(?::\d+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
+REPOSITORY = rf"(?:{_HOST}(?::\d+)?/)?{_COMPONENT}(?:/{_COMPONENT})*"
 # An exact release tag or a digest: a moving tag (haproxy:2.6, :latest) could change the image
 # under a running stack at any pod restart, unreviewed. Images built here (localhost/…) are
 # pinned by scripts/images/build.sh instead.
 _PINNED = re.compile(
     rf"localhost/{_COMPONENT}(?:/{_COMPONENT})*:[\w][\w.-]{{0,127}}"
-    rf"|{REPOSITORY}(@sha256:[0-9a-f]{{64}}|:\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?)"
+    rf"|{REPOSITORY}(:[\w][\w.-]{{0,127}})?@sha256:[0-9a-f]{{64}}"  # a digest, tagged or not
+    rf"|{REPOSITORY}:\d+\.\d+\.\d+(-[A-Za-z0-9.]+)?"
 )
 
 

@@ -12,9 +12,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from infra.config_base import DnsLabel, StrictModel, refuse
+from infra.config_base import StrictModel, refuse
 from infra.errors import ConfigError
+from infra.model.naming import DNS_NAME_MAX, MAX_CLUSTER_NAME, dns_name_problem
 
+# The longest user whose Secret name (`<cluster>-user-<user>`) is still a DNS name.
+MAX_USER_NAME = DNS_NAME_MAX - MAX_CLUSTER_NAME - len("-user-")
 AclResource = Literal["topic", "group", "cluster", "transactional-id"]
 AclOperation = Literal[
     "All",
@@ -126,8 +129,7 @@ class SecurityConfig(StrictModel):
         default=None,
         description="authorizer, super.users, deny without an ACL; default: on but local/dev",
     )
-    # A user's name is part of its Secret's name and of the commands that create it.
-    users: list[DnsLabel] = Field(default_factory=lambda: ["admin"])
+    users: list[str] = Field(default_factory=lambda: ["admin"])
     admin_user: str = Field(default="admin", description="super user the ACL Job acts as")
     acls: list[AclConfig] = Field(default_factory=list)
     issuer: IssuerConfig = IssuerConfig()
@@ -140,6 +142,15 @@ class SecurityConfig(StrictModel):
     @field_validator("users")
     @classmethod
     def _each_once(cls, users: list[str]) -> list[str]:
+        for at, user in enumerate(users):
+            # Its Secret is `<cluster>-user-<user>` (a DNS name), and the name goes into the
+            # commands that create the user (`--add-scram name=…`): DNS characters carry both.
+            problem = dns_name_problem(user)
+            if problem or len(user) > MAX_USER_NAME:
+                raise ValueError(
+                    f"user {at}: {problem or f'{user!r} is longer than {MAX_USER_NAME}'} (its "
+                    "Secret is named <cluster>-user-<user>, so no '_' or capitals)"
+                )
         twice = sorted({u for u in users if users.count(u) > 1})
         if twice:
             raise ValueError(f"{', '.join(twice)} listed twice; list each user once")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import base64
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 from infra.access_config import ExternalConfig
 from infra.config_base import StrictModel
@@ -29,16 +29,9 @@ _Model = StrictModel  # defined in infra/config_base.py, shared with the section
 MAX_VOLUMES_PER_BROKER = 16
 
 
-def _not_a_bool(value: Any) -> Any:
-    # Validation turns the engine's text ("3") into numbers; it would also turn `true` into 1.
-    if isinstance(value, bool):
-        raise ValueError(f"{str(value).lower()} is a yes/no value; write a number")
-    return value
-
-
-# Counts and sizes: never a yes/no value, never zero or below.
-Count = Annotated[int, BeforeValidator(_not_a_bool), Field(ge=1)]
-Amount = Annotated[float, BeforeValidator(_not_a_bool), Field(gt=0)]
+# Counts and sizes: never zero or below (nor a yes/no value: config_base.StrictModel).
+Count = Annotated[int, Field(ge=1)]
+Amount = Annotated[float, Field(gt=0)]
 ZoneName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
@@ -111,11 +104,13 @@ NEWEST_KAFKA_MAJOR = 4
 
 
 def _is_kafka_uuid(value: str) -> bool:
-    """Kafka's Uuid.fromString: 16 bytes in unpadded base64url, never all zeros (reserved)."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]{22}", value):
+    """Kafka's Uuid.fromString: 16 bytes in unpadded base64url. Not one of the ids Kafka keeps
+    for itself (0 and 1), and not starting with '-', which the tools' argument parser reads as
+    an option: Kafka's own random ids never start with it."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}", value):
         return False
     raw = base64.urlsafe_b64decode(value + "==")
-    return len(raw) == 16 and any(raw)
+    return len(raw) == 16 and int.from_bytes(raw, "big") > 1
 
 
 # Kafka refuses to start a broker whose replica.fetch.wait.max.ms passes replica.socket.timeout.ms

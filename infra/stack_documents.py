@@ -49,6 +49,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *anchor`: its keys may be overridden here, as YAML means
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, str | int | float | bool | None):
                 continue  # an unhashable key: SafeLoader's own error says so below

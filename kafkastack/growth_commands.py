@@ -12,6 +12,7 @@ import typer
 
 from kafkastack.provision_commands import STACKS
 from kafkastack.sizing_commands import fail
+from spark_sizing.units import BYTES_PER_MB
 
 Bootstrap = Annotated[str, typer.Option(help="host:port of the brokers' CLIENT listener")]
 ClientConfig = Annotated[
@@ -22,6 +23,8 @@ ClientConfig = Annotated[
         "a value keeps its trailing spaces"
     ),
 ]
+# One byte a second: Kafka's throttle is a whole number of B/s (rebalance.py rounds to it).
+MIN_THROTTLE_MB_S = 1 / BYTES_PER_MB
 Throttle = Annotated[
     float | None, typer.Option(help="replication throttle in MB/s while replicas move")
 ]
@@ -78,9 +81,12 @@ def _run(
     for option, seconds in (("--wait", wait), ("--timeout", timeout)):
         if not math.isfinite(seconds) or seconds < 0:
             raise fail(f"{option} {seconds:g}: give a number of seconds, 0 or more, e.g. 300")
-    if throttle is not None and not (math.isfinite(throttle) and throttle > 0):
-        # round(inf) raises; 0 or below would be no throttle at all, which is not what was asked.
-        raise fail(f"--throttle {throttle:g}: give MB/s above 0, e.g. 50, or leave it out")
+    if throttle is not None and not (math.isfinite(throttle) and throttle >= MIN_THROTTLE_MB_S):
+        # round(inf) raises; a rate that rounds to 0 B/s would be no throttle at all.
+        raise fail(
+            f"--throttle {throttle:g}: give MB/s of at least {MIN_THROTTLE_MB_S:g}, e.g. 50, "
+            "or leave it out"
+        )
     try:
         config = load_stack(stacks_dir, stack)
         tools = KafkaTools(bootstrap, _client(client_config), config.kafka_version)

@@ -270,6 +270,12 @@ def _plainly(kind: str, ctx: dict[str, object], value: object, message: str) -> 
     if kind in bounds:
         words, key = bounds[kind]
         return f"{value!r} is out of range: must be {words} {ctx[key]}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"{value!r} is not a whole number"
+    if kind in ("float_parsing", "float_type"):
+        return f"{value!r} is not a number"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"{value!r} is not true or false"
     if kind == "finite_number":
         return "must be a finite number, not .nan or .inf"
     if kind == "string_too_short":

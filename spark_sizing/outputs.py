@@ -99,24 +99,29 @@ def check_out(out: str) -> None:
 def staged(out: str, scratch: Path) -> Iterator[Path]:
     """A folder for a run's outputs until `publish` moves them to `out`; removed on the way out.
 
-    For a local `out` it is a hidden folder beside it: a rename within one file system is
+    For a local `out` it is a hidden folder inside it: a rename within one file system is
     atomic, so `out` never holds a half-written file, and a run that fails leaves `out` as it
-    was, with no sizing.json that looks finished (`kafkastack apply-sizing` would take it). In
-    /tmp the move could be a copy across file systems, which a crash can cut short. An S3 `out`
-    is staged under `scratch` and uploaded."""
+    was, with no sizing.json that looks finished (`kafkastack apply-sizing` would take it).
+    Inside, not beside: `out` may be a mount point (a container's volume), whose parent is
+    another file system or not writable. An S3 `out` is staged under `scratch` and uploaded."""
     if s3.is_s3(out):
         staging = scratch / "out"
         staging.mkdir()
+        created = None
     else:
-        target = Path(out).resolve()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        )
+        target = Path(out)
+        created = None if target.exists() else target
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".kafkastack-", suffix=".partial", dir=target))
+        except OSError as err:
+            raise _unwritable(out, err) from None
     try:
         yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if created is not None and not any(created.iterdir()):
+            created.rmdir()  # made for a run that published nothing: gone again
 
 
 def publish(staging: Path, out: str) -> None:
@@ -125,7 +130,14 @@ def publish(staging: Path, out: str) -> None:
     if s3.is_s3(out):
         s3.upload_tree(staging, out, last=SIZING_FILE)
         return
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
     for path in sorted(staging.iterdir(), key=lambda p: p.name == SIZING_FILE):
-        path.replace(target / path.name)
+        try:
+            path.replace(Path(out) / path.name)
+        except OSError as err:
+            raise _unwritable(out, err) from None
+
+
+def _unwritable(out: str, err: OSError) -> InputError:
+    return InputError(
+        f"--out {out}: cannot write there ({err.strerror}); name a folder you can write to"
+    )

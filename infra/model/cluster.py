@@ -32,7 +32,11 @@ def derived_cluster_id(c: StackConfig) -> str:
     if c.cluster_id:
         return c.cluster_id
     u = uuid.uuid5(uuid.NAMESPACE_DNS, f"{c.cluster_name}.{c.namespace}.{c.environment}.kafkastack")
-    return base64.urlsafe_b64encode(u.bytes).decode("ascii").rstrip("=")
+    derived = base64.urlsafe_b64encode(u.bytes).decode("ascii").rstrip("=")
+    # One name in 64 gives an id starting with '-', which `kafka-storage.sh format -t` reads as
+    # an option: such a cluster never formatted, so its id may change. Kafka's random ids skip
+    # it the same way. 'A' keeps the other 126 bits.
+    return "A" + derived[1:] if derived.startswith("-") else derived
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,10 @@ def _refusal(c: StackConfig, vt: VolumeType, err: VolumeLimitError, mb_s: float)
     else:
         fix = "re-run `kafkastack size` and `kafkastack apply-sizing`"
     if err.field == "size_gib" and c.storage.size_gib:
-        fix = f"lower it (it is per volume); {fix}"
+        # The stack's own per-volume size: more brokers or volumes would not change it.
+        fix = f"lower it to at most {vt.size_gib.max:g} GiB (it is per volume)"
+        if enough > c.data_volumes and enough <= MAX_VOLUMES_PER_BROKER:
+            fix += f" and set kafkastack:storage.volumes_per_broker to {enough} or more (JBOD)"
     key = {
         "size_gib": "storage.size_gib"
         if c.storage.size_gib

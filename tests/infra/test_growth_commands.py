@@ -95,9 +95,9 @@ def test_wait_and_timeout_that_are_not_seconds_are_refused_naming_the_option() -
 
 
 def test_a_throttle_that_is_no_rate_is_refused_naming_the_option() -> None:
-    for value in ("inf", "nan", "0", "-5"):
+    for value in ("inf", "nan", "0", "-5", "1e-7"):
         result = CliRunner().invoke(
             app, ["rebalance", "--stack", "dev", "--bootstrap", "b:9092", "--throttle", value]
         )
         assert result.exit_code == 2, result.output
-        assert f"--throttle {float(value):g}: give MB/s above 0" in result.output
+        assert f"--throttle {float(value):g}: give MB/s of at least 1e-06" in result.output

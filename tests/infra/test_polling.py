@@ -70,7 +70,7 @@ def test_zookeeper_mode_takes_the_fetch_wait_and_refuses_the_no_op_interval() ->
         ({"replica_fetch_wait_ms": 20_000}, "replica_fetch_wait_ms", "must be at most 10000"),
         ({"replica_fetch_wait_ms": 0}, "replica_fetch_wait_ms", "must be at least 1"),
         ({"metadata_idle_interval_ms": 0}, "metadata_idle_interval_ms", "must be at least 1"),
-        ({"metadata_idle_interval_ms": "often"}, "metadata_idle_interval_ms", "integer"),
+        ({"metadata_idle_interval_ms": "often"}, "metadata_idle_interval_ms", "not a whole number"),
         ({"replica_fetch_ms": 5000}, "replica_fetch_ms", "unknown key; check its spelling"),
     ],
 )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from infra.stack_documents import read_stack_file
 from kafkastack.cli import app
 from tests.infra.conftest import write_sizing
 
@@ -135,3 +136,14 @@ def test_a_sizing_file_that_is_not_text_is_refused(stacks: Path) -> None:
     sizing.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
     code, output = _apply(stacks, sizing)
     assert code == 2 and "not UTF-8" in output, output
+
+
+def test_a_merge_key_reads_as_yaml_means_it(stacks: Path) -> None:
+    """`<<: *anchor` is YAML's way to share a block; a key after it overrides the merged one."""
+    stack_file = stacks / "Pulumi.staging.yaml"
+    shared = "x-shared: &waits\n  replica_fetch_wait_ms: 500\n  metadata_idle_interval_ms: 900\n"
+    text = stack_file.read_text().replace("config:\n", shared + "config:\n", 1)
+    text += "  kafkastack:polling:\n    <<: *waits\n    replica_fetch_wait_ms: 700\n"
+    stack_file.write_text(text)
+    values = read_stack_file(stack_file)
+    assert values["polling"] == {"replica_fetch_wait_ms": 700, "metadata_idle_interval_ms": 900}

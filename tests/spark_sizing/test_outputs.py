@@ -95,3 +95,27 @@ def test_a_run_that_crashes_at_the_charts_leaves_no_sizing(
     assert isinstance(result.exception, ValueError), result.output
     assert not out.exists() or not any(out.iterdir())
     assert [p.name for p in tmp_path.iterdir() if p.name != "out"] == []
+
+
+def test_the_staging_folder_is_inside_out_so_a_mounted_out_still_renames(tmp_path: Path) -> None:
+    """`--out /out` in a container is a mount point: a folder beside it is on another file
+    system (or unwritable), and the final rename failed there after the whole run."""
+    out = tmp_path / "out"
+    with outputs.staged(str(out), tmp_path / "scratch") as folder:
+        assert folder.parent == out
+        (folder / "sizing.json").write_text("{}")
+        outputs.publish(folder, str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["sizing.json"]
+
+
+def test_an_out_that_cannot_be_written_is_refused_naming_it(tmp_path: Path) -> None:
+    unwritable = pytest.raises(outputs.InputError, match="--out /proc/kafkastack: cannot write")
+    with unwritable, outputs.staged("/proc/kafkastack", tmp_path):
+        pass
+
+
+def test_an_out_made_for_a_run_that_published_nothing_is_gone_again(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "out"
+    with pytest.raises(RuntimeError), outputs.staged(str(out), tmp_path):
+        raise RuntimeError("the run failed")
+    assert not out.exists()
