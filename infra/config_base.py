@@ -9,16 +9,14 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, fiel
 
 from infra.errors import ConfigError
 from infra.model.naming import DNS_LABEL_MAX, dns_name_problem, name_problem
+from spark_sizing.contract import STRICT_CONFIG
 
 NAMESPACE = "kafkastack"
 
 
 class StrictModel(BaseModel):
-    # extra="forbid": a typo in a key is refused rather than silently ignored. No NaN or
-    # infinity: YAML writes them as .nan and .inf, and no size, count or share can be either.
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False
-    )
+    # Strict as every model read from a file (unknown keys refused, no .nan or .inf).
+    model_config = ConfigDict(**STRICT_CONFIG, populate_by_name=True)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -22,10 +22,14 @@ SUPPORTED_SCHEMA_VERSIONS: frozenset[str] = frozenset({"1.0", "1.1", "1.2"})
 ConstraintName = Literal["ingress", "egress", "cpu", "storage", "recovery", "partitions", "minimum"]
 
 
+# Every model read from a file someone may edit (sizing.json, profiles, prices, volume types,
+# stack config): unknown keys are errors, so a typo is caught, not ignored; JSON's Infinity and
+# NaN (YAML's .inf and .nan) are no count, size or rate.
+STRICT_CONFIG = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
 class _Frozen(BaseModel):
-    # Unknown keys are errors, so a typo in hand-edited sizing is caught, not ignored. JSON's
-    # Infinity and NaN are no count or size.
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = STRICT_CONFIG
 
 
 class BrokerResources(_Frozen):

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from spark_sizing.contract import CostEstimate, CostPart, first_error
+from spark_sizing.contract import STRICT_CONFIG, CostEstimate, CostPart, first_error
 from spark_sizing.model_inputs import SizingParameters, TopicDemand
 from spark_sizing.volume_types import ProvisionedVolume
 
@@ -38,7 +38,7 @@ class PriceError(ValueError):
 
 
 class VolumePrice(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = STRICT_CONFIG
 
     gib_month: float = Field(ge=0)
     iops_month: float = Field(default=0.0, ge=0)
@@ -48,7 +48,7 @@ class VolumePrice(BaseModel):
 
 
 class PriceTable(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = STRICT_CONFIG
 
     region: str
     currency: str

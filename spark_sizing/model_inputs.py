@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
+from spark_sizing.contract import STRICT_CONFIG
 from spark_sizing.partitions import PartitionMultiple
 from spark_sizing.routers import HAPROXY_MB_S_PER_REPLICA
 from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM
@@ -16,7 +17,7 @@ from spark_sizing.volume_types import DEFAULT_VOLUME_HEADROOM
 class SizingParameters(BaseModel):
     """Knobs of the model, each with its default and where the default comes from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = STRICT_CONFIG
 
     zones: int = Field(default=3, ge=1, description="availability zones (racks)")
     # A straight line fitted to the projections says little a decade on; the bound also keeps

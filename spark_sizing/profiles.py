@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from spark_sizing.contract import first_error
+from spark_sizing.contract import STRICT_CONFIG, first_error
 from spark_sizing.units import gbps_to_mb_s, mbps_to_mb_s, mib_s_to_mb_s
 from spark_sizing.volume_types import volume_types
 
@@ -45,7 +45,7 @@ class Measured(BaseModel):
     """Provenance of a profile written by `kafkastack calibrate`: which figures were measured,
     when, where and how; every other figure is the base profile's documented one."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = STRICT_CONFIG
 
     measured_at: str = Field(description="when the measurement ended, ISO 8601 UTC")
     host: str = Field(description="machine the brokers ran on")
@@ -65,7 +65,7 @@ class Measured(BaseModel):
 class HardwareProfile(BaseModel):
     """What one broker node can sustain. Throughputs in MB/s (10^6 bytes per second)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = STRICT_CONFIG
 
     name: str
     cpu: float = Field(gt=0, description="vCPUs")

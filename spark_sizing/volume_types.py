@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from spark_sizing.contract import STRICT_CONFIG
 from spark_sizing.units import ceil_whole, mb_s_to_mib_s
 
 # Sizing keeps each volume at most this share of its type's size, IOPS and throughput ceilings:
@@ -24,7 +25,7 @@ DEFAULT_VOLUME_HEADROOM = 0.8
 
 
 class Limits(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = STRICT_CONFIG
 
     min: float | None = None
     max: float | None = None
@@ -34,7 +35,7 @@ class Limits(BaseModel):
 
 
 class VolumeType(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = STRICT_CONFIG
 
     name: str
     provisioner: str
