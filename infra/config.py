@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
 from infra.config_base import NAMESPACE as NAMESPACE  # the readers of stack files import it here
-from infra.config_base import StrictModel, refuse
+from infra.config_base import refuse
 from infra.errors import ConfigError
 from infra.model import resources as pod_resources
 from infra.model import volumes as data_volumes
@@ -29,10 +29,6 @@ from infra.stack_config import StackConfig
 from infra.stack_documents import PASSWORD_KEY_PREFIX, read_stack_file, stack_values
 from infra.zones import discover_zones
 from spark_sizing.contract import SUPPORTED_SCHEMA_VERSIONS, first_error
-
-SMALL_ENVIRONMENTS = frozenset({"local", "dev"})
-Platform = Literal["aws", "gcp", "azure", "openshift", "local"]
-_Model = StrictModel  # defined in infra/config_base.py, shared with infra/network_config.py
 
 
 def sizing_summary(config: StackConfig) -> dict[str, Any]:
